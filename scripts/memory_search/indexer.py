@@ -1,0 +1,268 @@
+"""Building and refreshing the managed index: only what changed is read, embedded and written."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import store
+from .chunking import CHUNKER_VERSION, chunk_markdown, embedding_text
+from .config import Settings
+from .database import connect
+from .embedding import ModelSpec, choose_spec, make_embedder, vector_literal
+from .errors import IndexBusy, IndexMismatch, MemoriesMissing
+from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory
+from .tokens import TOKENIZER_VERSION, term_frequencies
+
+EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy
+HNSW_MIN_CHUNKS = 20_000  # below this an exact scan is as fast as the graph (see references/schema.md)
+
+
+@dataclass
+class IndexStats:
+    """What a run did; the first seven keys are miyabi's IndexStats."""
+
+    total: int = 0  # files found
+    success: int = 0  # files (re)indexed
+    failed: int = 0  # files that could not be indexed
+    skipped: int = 0  # files unchanged since the last run
+    deleted: int = 0
+    chunks: int = 0  # chunks written
+    duration_secs: float = 0.0
+    embedded: int = 0  # texts sent to the model
+    cached: int = 0  # texts whose embedding came from the cache
+    failures: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Plan:
+    """How the directory differs from the index."""
+
+    new: list[MemoryFile] = field(default_factory=list)
+    changed: list[MemoryFile] = field(default_factory=list)
+    unchanged: list[MemoryFile] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    bad: list[Skipped] = field(default_factory=list)
+
+
+def compare(found: list[MemoryFile], indexed: dict[str, tuple[str, int, int]]) -> Plan:
+    """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later."""
+    plan = Plan()
+    for memory_file in found:
+        known = indexed.get(memory_file.path)
+        if known is None:
+            plan.new.append(memory_file)
+        elif (known[1], known[2]) == (memory_file.size, memory_file.mtime_ns):
+            plan.unchanged.append(memory_file)
+        else:
+            plan.changed.append(memory_file)
+    seen = {memory_file.path for memory_file in found}
+    plan.deleted = sorted(path for path in indexed if path not in seen)
+    return plan
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class _Pending:
+    memory_file: MemoryFile
+    memory: Memory
+    digest: str
+    texts: list[str]
+    hashes: list[str]
+    rows: list[store.ChunkRow]
+
+
+class Indexer:
+    """One run over a memories directory. Use `run()`; `plan()` answers --dry-run and stats."""
+
+    def __init__(self, settings: Settings, include=(), exclude=(), progress=None):
+        self.settings = settings
+        self.root = settings.memories_root
+        self.include, self.exclude = tuple(include), tuple(exclude)
+        self.progress = progress
+        self.tables = store.ManagedTables(store.managed_prefix(self.root))
+
+    def _check_root(self):
+        if not self.root.is_dir():
+            raise MemoriesMissing(f"memories directory {self.settings.memories_dir} not found: set MEMORIES_DIR or --memories")
+
+    def plan(self, conn) -> Plan:
+        self._check_root()
+        found, bad = discover(self.root, self.include, self.exclude)
+        indexed = store.indexed_files(conn, self.tables) if store.read_meta(conn, self.tables) else {}
+        plan = compare(found, indexed)
+        plan.bad = bad
+        return plan
+
+    def run(self, rebuild: bool = False, wait: bool = True) -> IndexStats:
+        self._check_root()
+        started = time.monotonic()
+        with connect(self.settings, read_only=False) as conn:
+            self._lock(conn, wait)
+            spec = self._prepare(conn, rebuild)
+            stats = self._update(conn, spec)
+            statistics = store.refresh_statistics(conn, self.tables)
+            store.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+            if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
+                self._ensure_hnsw(conn, spec)
+        stats.duration_secs = round(time.monotonic() - started, 3)
+        return stats
+
+    def _lock(self, conn, wait: bool) -> None:
+        key = store.lock_key(self.tables)
+        if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return
+        if not wait:
+            raise IndexBusy(f"another indexer is updating the index of {self.root}: try again when it finishes")
+        self._say(f"another indexer is updating the index of {self.root}; waiting for it to finish")
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+
+    def _prepare(self, conn, rebuild: bool) -> ModelSpec:
+        meta = store.read_meta(conn, self.tables)
+        recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
+        if rebuild:  # keep the recorded model unless another one is asked for
+            asked = self.settings.provider is not None or self.settings.model is not None
+            spec = choose_spec(self.settings, None if asked else recorded)
+            store.drop_schema(conn, self.tables)
+        else:
+            spec = choose_spec(self.settings, recorded)
+            for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION)):
+                if meta and meta.get(key) != version:
+                    raise IndexMismatch(
+                        f"the index of {self.root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
+                        f"this is {version}: run index.py --rebuild (cached embeddings are reused)"
+                    )
+        store.create_schema(conn, self.tables, spec, self.root)
+        return spec
+
+    def _update(self, conn, spec: ModelSpec) -> IndexStats:
+        plan = self.plan(conn)
+        stats = IndexStats(total=len(plan.new) + len(plan.changed) + len(plan.unchanged))
+        stats.skipped = len(plan.unchanged)
+        for bad in plan.bad:
+            stats.failed += 1
+            stats.failures.append({"path": bad.relpath, "reason": bad.reason})
+        store.delete_files(conn, self.tables, plan.deleted)
+        stats.deleted = len(plan.deleted)
+
+        indexed = store.indexed_files(conn, self.tables)
+        embedder = make_embedder(spec, self.settings)
+        todo = plan.new + plan.changed
+        if self.progress:
+            self.progress.start(len(todo))
+        batch: list[_Pending] = []
+        for memory_file in todo:
+            pending = self._read(memory_file, stats)
+            if pending is None:
+                self._advance(0)
+                continue
+            known = indexed.get(memory_file.path)
+            if known and known[0] == pending.digest:  # touched, not changed
+                store.touch_file(conn, self.tables, memory_file.path, memory_file.size, memory_file.mtime_ns)
+                stats.skipped += 1
+                self._advance(0)
+                continue
+            batch.append(pending)
+            if sum(len(item.texts) for item in batch) >= EMBED_BATCH:
+                self._write(conn, spec, embedder, batch, stats)
+                batch = []
+        if batch:
+            self._write(conn, spec, embedder, batch, stats)
+        if self.progress:
+            self.progress.finish()
+        return stats
+
+    def _read(self, memory_file: MemoryFile, stats: IndexStats) -> _Pending | None:
+        try:
+            memory, text = read_memory(memory_file)
+        except BadMemory as reason:
+            stats.failed += 1
+            stats.failures.append({"path": memory_file.relpath, "reason": str(reason)})
+            return None
+        chunks = chunk_markdown(memory.body, memory.body_start_line)
+        texts = [embedding_text(memory.title, chunk) for chunk in chunks]
+        rows = [
+            store.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, "",
+                           dict(term_frequencies(memory.title + "\n" + chunk.text)))
+            for i, chunk in enumerate(chunks)
+        ]
+        return _Pending(memory_file, memory, content_hash(text), texts,
+                        [content_hash(text) for text in texts], rows)
+
+    def _write(self, conn, spec: ModelSpec, embedder, batch: list[_Pending], stats: IndexStats) -> None:
+        """Embed what the cache lacks for a batch of files, then write each file in its own transaction."""
+        hashes = sorted({text_hash for item in batch for text_hash in item.hashes})
+        vectors = store.cached_embeddings(conn, spec, hashes)
+        missing: dict[str, str] = {}
+        for item in batch:
+            for text_hash, text in zip(item.hashes, item.texts):
+                if text_hash not in vectors:
+                    missing.setdefault(text_hash, text)
+        stats.cached += sum(len(item.hashes) for item in batch) - len(missing)
+        if missing:
+            embedded = embedder.embed_documents(list(missing.values()))
+            fresh = {text_hash: vector_literal(vector) for text_hash, vector in zip(missing, embedded)}
+            store.cache_embeddings(conn, spec, fresh)
+            vectors.update(fresh)
+            stats.embedded += len(missing)
+        for item in batch:
+            for row, text_hash in zip(item.rows, item.hashes):
+                row.embedding = vectors[text_hash]
+            memory = item.memory
+            store.replace_file(conn, self.tables, store.FileRow(
+                filename=item.memory_file.path, relpath=item.memory_file.relpath, content_hash=item.digest,
+                size=item.memory_file.size, mtime_ns=item.memory_file.mtime_ns, kind=memory.kind,
+                status=memory.status, title=memory.title, tags=memory.tags, project=memory.project,
+                recorded_on=memory.recorded_on, recorded_time=memory.recorded_time, frontmatter=memory.frontmatter,
+            ), item.rows)
+            stats.success += 1
+            stats.chunks += len(item.rows)
+            self._advance(len(item.rows))
+
+    def _ensure_hnsw(self, conn, spec: ModelSpec) -> None:
+        operator = "vector_cosine_ops" if spec.dimension <= 2000 else "halfvec_cosine_ops"
+        self._say("building the HNSW vector index (searches keep working meanwhile)")
+        conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self.tables.prefix}__chunks_hnsw "
+                     f"ON {self.tables.chunks} USING hnsw (embedding {operator})")
+
+    def _advance(self, chunks: int) -> None:
+        if self.progress:
+            self.progress.advance(1, chunks)
+
+    def _say(self, message: str) -> None:
+        if self.progress:
+            self.progress.note(message)
+
+
+def watch(settings: Settings, include=(), exclude=(), interval: float = 2.0, settle: float = 1.5,
+          on_run=None, progress=None, should_stop=lambda: False) -> None:
+    """Re-index whenever the directory changes, once it has been quiet for `settle` seconds."""
+    indexer = Indexer(settings, include, exclude, progress)
+    on_run(indexer.run())
+    last = _signature(Path(settings.memories_root), include, exclude)
+    while not should_stop():
+        time.sleep(interval)
+        current = _signature(Path(settings.memories_root), include, exclude)
+        if current == last:
+            continue
+        while True:  # debounce: wait until a burst of writes is over
+            time.sleep(settle)
+            settled = _signature(Path(settings.memories_root), include, exclude)
+            if settled == current:
+                break
+            current = settled
+        on_run(indexer.run())
+        last = current
+
+
+def _signature(root: Path, include, exclude) -> frozenset:
+    found, _ = discover(root, include, exclude)
+    return frozenset((item.path, item.size, item.mtime_ns) for item in found)

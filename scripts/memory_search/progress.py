@@ -1,0 +1,53 @@
+"""A progress bar on stderr, drawn only when stderr is a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    def __init__(self, stream=None, label: str = "indexing"):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.label = label
+        self.total = self.files = self.chunks = 0
+        self.started = time.monotonic()
+        self._drawn = 0.0
+
+    def start(self, total: int) -> None:
+        self.total, self.files, self.chunks = total, 0, 0
+        self.started = time.monotonic()
+        self._draw(force=True)
+
+    def advance(self, files: int, chunks: int) -> None:
+        self.files += files
+        self.chunks += chunks
+        self._draw()
+
+    def note(self, message: str) -> None:
+        """A line of news, on a terminal or not."""
+        if self.enabled:
+            self.stream.write("\r\033[K")
+        self.stream.write(message + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled and self.total:
+            self._draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self.enabled or not self.total or (not force and now - self._drawn < 0.1):
+            return
+        self._drawn = now
+        done = self.files / self.total
+        width = 30
+        bar = "#" * int(done * width) + "-" * (width - int(done * width))
+        elapsed = now - self.started
+        eta = f"{elapsed / done - elapsed:4.0f}s left" if 0 < done < 1 else f"{elapsed:4.0f}s"
+        self.stream.write(f"\r\033[K{self.label} [{bar}] {self.files}/{self.total} files, "
+                          f"{self.chunks} chunks, {eta}")
+        self.stream.flush()

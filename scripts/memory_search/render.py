@@ -1,0 +1,111 @@
+"""Turning hits, records and stats into the text the scripts print. Nothing else prints results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+NO_HITS = "検索結果なし"
+NO_RECORDS = "該当する記録なし"
+SNIPPET_CHARS = 200
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def hits_markdown(hits, explain: bool = False) -> str:
+    if not hits:
+        return NO_HITS
+    blocks = []
+    for number, hit in enumerate(hits, 1):
+        lines = [
+            f"### {number}. {hit.title}  _(score: {hit.score:.3f})_",
+            f"- **path**: `{hit.path}`",
+            f"- **status**: {hit.status}  **tags**: {', '.join(hit.tags)}",
+            f"- **snippet**: {hit.snippet[:SNIPPET_CHARS]}",
+        ]
+        if explain:
+            lines.append(f"- **explain**: {_explain(hit)}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _explain(hit) -> str:
+    parts = []
+    for leg in ("semantic", "keyword", "rerank"):
+        detail = hit.legs.get(leg)
+        parts.append(f"{leg} #{detail.get('rank', '-')} ({detail['score']:.4f})" if detail else f"{leg} -")
+    lines = f"lines {hit.start_line}-{hit.end_line}" if hit.start_line else "lines -"
+    return ", ".join(parts) + f"; {lines}"
+
+
+def hit_dict(hit, explain: bool = False) -> dict:
+    """The seed's keys (score, path, snippet, frontmatter) first, then what this project adds."""
+    item = {
+        "score": hit.score,
+        "path": hit.path,
+        "snippet": hit.snippet,
+        "frontmatter": hit.frontmatter,
+        "title": hit.title,
+        "status": hit.status,
+        "kind": hit.kind,
+        "date": hit.date,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+    }
+    if explain:
+        item["explain"] = hit.legs
+    return item
+
+
+def hits_json(hits, explain: bool = False) -> str:
+    return _json([hit_dict(hit, explain) for hit in hits])
+
+
+_RECORD_KEYS = ("date", "time", "ended_at", "started_at", "title", "project", "duration_minutes", "tags",
+                "status", "path")
+
+
+def records_json(records) -> str:
+    return _json([{key: asdict(record)[key] for key in _RECORD_KEYS} | {"kind": record.kind} for record in records])
+
+
+def records_paths(records) -> str:
+    return "\n".join(record.path for record in records)
+
+
+def records_markdown(records) -> str:
+    if not records:
+        return NO_RECORDS
+    blocks = []
+    for number, record in enumerate(records, 1):
+        when = record.ended_at or f"{record.date} {record.time}"
+        duration = f", {record.duration_minutes:g}分" if record.duration_minutes is not None else ""
+        lines = [f"### {number}. {record.title}  _(ended: {when}{duration})_", f"- **path**: `{record.path}`"]
+        details = [f"**kind**: {record.kind}"]
+        if record.project:
+            details.append(f"**project**: {record.project}")
+        if record.tags:
+            details.append(f"**tags**: {', '.join(record.tags)}")
+        lines.append("- " + "  ".join(details))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def stats_text(stats) -> str:
+    """The one-screen summary of an index run."""
+    lines = [
+        f"indexed {stats.success} file(s), {stats.chunks} chunk(s); unchanged {stats.skipped}; "
+        f"deleted {stats.deleted}; failed {stats.failed}  ({stats.duration_secs:.1f} s)",
+        f"embedded {stats.embedded} text(s), {stats.cached} from the cache",
+    ]
+    for failure in stats.failures[:20]:
+        lines.append(f"  skipped {failure['path']}: {failure['reason']}")
+    if len(stats.failures) > 20:
+        lines.append(f"  ... and {len(stats.failures) - 20} more (see --json)")
+    return "\n".join(lines)
+
+
+def as_json(value) -> str:
+    return _json(value)

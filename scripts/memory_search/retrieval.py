@@ -1,0 +1,313 @@
+"""The search pipeline: semantic and keyword legs, fusion, filters, one best chunk per file, rerank."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .embedding import Embedder, vector_literal
+from .errors import UsageError
+from .filters import Filters, matches, sql_conditions
+from .memories import read_frontmatter, relative_path
+from .snippets import snippet
+from .store import IndexInfo
+from .tokens import tokenize
+
+MODES = ("hybrid", "semantic", "keyword")
+FUSIONS = ("rrf", "weighted")
+RRF_K = 60
+BM25_K1, BM25_B = 1.2, 0.75
+POSTINGS_BUDGET = 50_000  # rarest query terms first, until their chunks add up to this many candidates
+HNSW_EF_SEARCH = 100
+RERANK_MODEL = "rerank-2.5"
+RERANK_CANDIDATES = 30
+
+_MANAGED_COLUMNS = ("id, filename, chunk_text, start_line, end_line, kind, status, title, tags, project, "
+                    "recorded_on, frontmatter")
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    top: int = 10
+    mode: str | None = None  # None: hybrid when the index has a keyword column, else semantic
+    filters: Filters = field(default_factory=Filters)
+    dedupe: bool = True
+    min_score: float | None = None
+    rerank: bool = False
+    fusion: str = "rrf"
+
+
+@dataclass
+class Candidate:
+    """One chunk as a leg returned it."""
+
+    id: int
+    filename: str
+    chunk_text: str
+    score: float
+    start_line: int | None = None
+    end_line: int | None = None
+    record: dict | None = None  # managed index: the record's columns
+
+
+@dataclass
+class Hit:
+    path: str
+    score: float
+    snippet: str
+    frontmatter: dict
+    title: str
+    status: str
+    tags: list[str]
+    kind: str | None
+    date: str | None
+    start_line: int | None
+    end_line: int | None
+    chunk_text: str
+    legs: dict = field(default_factory=dict)  # leg -> {"rank", "score"}, for --explain
+
+
+class Searcher:
+    """Runs requests against one index with one embedder; holds no state between requests."""
+
+    def __init__(self, conn, info: IndexInfo, embedder: Embedder | None, memories_root: Path,
+                 reranker=None, warn=lambda message: None):
+        self.conn, self.info, self.embedder = conn, info, embedder
+        self.root = memories_root
+        self.reranker = reranker
+        self.warn = warn
+
+    def mode_for(self, request: SearchRequest) -> str:
+        if request.mode is None:
+            return "hybrid" if self.info.managed else "semantic"
+        if request.mode not in MODES:
+            raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+        if request.mode != "semantic" and not self.info.managed:
+            raise UsageError(f"table {self.info.table} has no keyword column: use --mode semantic")
+        return request.mode
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        if not request.query.strip():
+            raise UsageError("the query is empty: give a few words to search for")
+        mode = self.mode_for(request)
+        terms = Counter(tokenize(request.query))
+        vector = self.embedder.embed_query(request.query) if mode != "keyword" else None
+        fetch = max(request.top * 3, 30)
+        while True:
+            legs: dict[str, list[Candidate]] = {}
+            weights: dict[str, float] = {}
+            if vector is not None:
+                legs["semantic"] = self._semantic(vector, request.filters, fetch)
+                weights["semantic"] = 1.0
+            if mode != "semantic":
+                legs["keyword"], weights["keyword"], term_weights = self._keyword(terms, request.filters, fetch)
+            else:
+                term_weights = {term: 1.0 for term in terms}
+            fused = fuse(legs, weights, request.fusion) if len(legs) > 1 else _single(legs)
+            hits = self._collect(fused, legs, request, term_weights)
+            exhausted = all(len(candidates) < fetch for candidates in legs.values())
+            if len(hits) >= request.top or exhausted:
+                break
+            fetch *= 4
+        if request.rerank and self.reranker is not None and hits:
+            hits = self._rerank(request.query, hits)
+        if request.min_score is not None:
+            hits = [hit for hit in hits if hit.score >= request.min_score]
+        return hits[: request.top]
+
+    # --- legs -------------------------------------------------------------------------------
+
+    def _semantic(self, vector: list[float], filters: Filters, limit: int) -> list[Candidate]:
+        info = self.info
+        literal = vector_literal(vector)
+        distance = f"embedding <=> %s::{info.vector_type}"
+        if info.managed:
+            clauses, params = sql_conditions(filters)
+            where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+            sql = (f"SELECT {_MANAGED_COLUMNS}, 1 - ({distance}) AS score FROM {info.table} {where} "
+                   f"ORDER BY {distance} LIMIT %s")
+            args = [literal, *params, literal, limit]
+        else:
+            sql = (f"SELECT id, filename, chunk_text, 1 - ({distance}) AS score FROM {info.table} "
+                   f"ORDER BY {distance} LIMIT %s")
+            args = [literal, literal, limit]
+        with self.conn.transaction():
+            if info.has_hnsw:  # iterative scans keep filtered HNSW searches from coming back short
+                self.conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                                  "set_config('hnsw.ef_search', %s, true)", (str(HNSW_EF_SEARCH),))
+            rows = self.conn.execute(sql, args).fetchall()
+        candidates = [self._candidate(row) for row in rows]
+        candidates.sort(key=lambda candidate: -candidate.score)
+        return candidates
+
+    def _keyword(self, terms: Counter, filters: Filters, limit: int) -> tuple[list[Candidate], float, dict]:
+        """BM25 over the lexical column. Returns candidates, the leg's weight in fusion, term weights."""
+        info = self.info
+        if not terms:
+            return [], 0.0, {}
+        frequencies = dict(self.conn.execute(
+            f"SELECT term, df FROM {info.tables.terms} WHERE term = ANY(%s)", (list(terms),)).fetchall())
+        total = max(info.chunk_count, 1)
+        weights = {term: count * _idf(frequencies.get(term, 0), total) for term, count in terms.items()}
+        present = sorted((term for term in terms if frequencies.get(term, 0) > 0), key=lambda t: frequencies[t])
+        if not present:
+            return [], 0.0, weights
+        probe, postings = [], 0
+        for term in present:
+            if probe and postings + frequencies[term] > POSTINGS_BUDGET:
+                break
+            probe.append(term)
+            postings += frequencies[term]
+        clauses, params = sql_conditions(filters)
+        where = " AND ".join(["terms ?| %s::text[]"] + clauses)
+        average = info.average_terms or 1.0
+        sql = (
+            f"SELECT {_MANAGED_COLUMNS}, matched.score, matched.weight FROM {info.table} c, LATERAL ("
+            f"  SELECT sum(q.w * x.tf * {BM25_K1 + 1} / (x.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.term_count / %s))) AS score,"
+            "          sum(q.w) AS weight"
+            "  FROM unnest(%s::text[], %s::float8[]) AS q(t, w), LATERAL (SELECT (c.terms ->> q.t)::float8 AS tf) x"
+            "  WHERE x.tf IS NOT NULL) matched "
+            f"WHERE {where} ORDER BY matched.score DESC LIMIT %s"
+        )
+        rows = self.conn.execute(sql, [average, list(weights), list(weights.values()), probe, *params, limit]).fetchall()
+        candidates = [self._candidate(row[:-1]) for row in rows]
+        # The leg's voice in fusion: how much of the query's weight its best chunk matched.
+        # A query in another language than the notes matches little, and so barely moves the fused list.
+        coverage = (rows[0][-1] / sum(weights.values())) if rows else 0.0
+        return candidates, min(1.0, coverage), weights
+
+    def _candidate(self, row) -> Candidate:
+        if self.info.managed:
+            (id_, filename, text, start, end, kind, status, title, tags, project, recorded_on, frontmatter,
+             score) = row
+            record = {"kind": kind, "status": status, "title": title, "tags": tags, "project": project,
+                      "date": recorded_on.isoformat() if recorded_on else None, "frontmatter": frontmatter}
+            return Candidate(id_, filename, text, float(score), start, end, record)
+        id_, filename, text, score = row
+        return Candidate(id_, filename, text, float(score))
+
+    # --- from chunks to hits ----------------------------------------------------------------
+
+    def _collect(self, fused: list[tuple[int, float]], legs: dict[str, list[Candidate]],
+                 request: SearchRequest, term_weights: dict) -> list[Hit]:
+        by_id: dict[int, Candidate] = {}
+        ranks: dict[int, dict] = {}
+        for leg, candidates in legs.items():
+            for rank, candidate in enumerate(candidates, 1):
+                by_id.setdefault(candidate.id, candidate)
+                ranks.setdefault(candidate.id, {})[leg] = {"rank": rank, "score": round(candidate.score, 6)}
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        verdicts: dict[str, tuple | None] = {}
+        for chunk_id, score in fused:
+            candidate = by_id[chunk_id]
+            if candidate.filename not in verdicts:
+                verdicts[candidate.filename] = self._admit(candidate, request.filters)
+            admitted = verdicts[candidate.filename]
+            if admitted is None or (request.dedupe and candidate.filename in seen):
+                continue
+            seen.add(candidate.filename)
+            path, frontmatter = admitted
+            hits.append(self._hit(candidate, path, frontmatter, score, ranks[chunk_id], term_weights))
+            if len(hits) >= max(request.top, RERANK_CANDIDATES if request.rerank else 0):
+                break
+        return hits
+
+    def _admit(self, candidate: Candidate, filters: Filters) -> tuple[str, dict] | None:
+        """(absolute path, frontmatter) when the chunk's file may be shown, else None."""
+        relative = relative_path(candidate.filename, self.root)
+        if relative is None:
+            return None
+        path = str(self.root / relative)
+        if not os.path.isfile(path):  # deleted since it was indexed
+            return None
+        if candidate.record is not None:
+            return path, candidate.record["frontmatter"]
+        frontmatter = read_frontmatter(path)
+        return (path, frontmatter) if matches(filters, str(relative), frontmatter) else None
+
+    def _hit(self, candidate: Candidate, path: str, frontmatter: dict, score: float, legs: dict,
+             term_weights: dict) -> Hit:
+        from .memories import as_list, kind_of, normalize_status, record_date
+
+        text, line = snippet(candidate.chunk_text, term_weights)
+        record = candidate.record
+        relative = str(relative_path(path, self.root))
+        if record is None:
+            day, _ = record_date(relative, frontmatter)
+            record = {"kind": kind_of(relative), "status": normalize_status(frontmatter.get("status")),
+                      "title": str(frontmatter.get("title") or Path(path).stem),
+                      "tags": as_list(frontmatter.get("tags")), "date": day.isoformat() if day else None}
+        return Hit(path=path, score=round(score, 6), snippet=text, frontmatter=frontmatter, title=record["title"],
+                   status=record["status"], tags=list(record["tags"] or []), kind=record["kind"], date=record["date"],
+                   start_line=candidate.start_line, end_line=candidate.end_line, chunk_text=candidate.chunk_text,
+                   legs=legs)
+
+    def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
+        pool = hits[:RERANK_CANDIDATES]
+        try:
+            scores = self.reranker(query, [hit.chunk_text for hit in pool])
+        except Exception as error:  # any failure: keep the fused order
+            self.warn(f"rerank failed ({str(error).splitlines()[0] if str(error) else type(error).__name__}); "
+                      "showing the fused order")
+            return hits
+        for hit, score in zip(pool, scores):
+            hit.legs["rerank"] = {"score": round(score, 6)}
+            hit.score = round(score, 6)
+        pool.sort(key=lambda hit: -hit.score)
+        for rank, hit in enumerate(pool, 1):
+            hit.legs["rerank"]["rank"] = rank
+        return pool + hits[RERANK_CANDIDATES:]
+
+
+def _idf(df: int, total: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
+    (candidates,) = legs.values()
+    return [(candidate.id, candidate.score) for candidate in candidates]
+
+
+def fuse(legs: dict[str, list[Candidate]], weights: dict[str, float], method: str = "rrf") -> list[tuple[int, float]]:
+    """Chunk ids by fused score, best first.
+
+    rrf: sum of weight / (60 + rank). weighted: sum of weight * score scaled to 0..1 by the leg's best."""
+    if method not in FUSIONS:
+        raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
+    scores: dict[int, float] = {}
+    for leg, candidates in legs.items():
+        weight = weights.get(leg, 1.0)
+        if not candidates or weight <= 0:
+            continue
+        if method == "rrf":
+            for rank, candidate in enumerate(candidates, 1):
+                scores[candidate.id] = scores.get(candidate.id, 0.0) + weight / (RRF_K + rank)
+        else:
+            best = candidates[0].score or 1.0
+            for candidate in candidates:
+                scores[candidate.id] = scores.get(candidate.id, 0.0) + weight * candidate.score / best
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def search(settings, request: SearchRequest, warn=lambda message: None) -> list[Hit]:
+    """Open the index for the settings' memories directory and run one request against it."""
+    from .database import connect
+    from .embedding import choose_spec, make_embedder, voyage_reranker
+    from .errors import MemoriesMissing
+    from .store import open_index
+
+    root = settings.memories_root
+    if not root.is_dir():
+        raise MemoriesMissing(f"memories directory {settings.memories_dir} not found: set MEMORIES_DIR or --memories")
+    with connect(settings, read_only=True) as conn:
+        info = open_index(conn, root, settings.table)
+        embedder = None
+        if (request.mode or "") != "keyword":
+            embedder = make_embedder(choose_spec(settings, info.spec, info.dimension), settings)
+        reranker = voyage_reranker(settings, RERANK_MODEL) if request.rerank and settings.voyage_api_key else None
+        return Searcher(conn, info, embedder, root, reranker, warn).search(request)

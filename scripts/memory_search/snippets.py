@@ -1,0 +1,34 @@
+"""A short snippet from the lines of a chunk that match the query best."""
+
+from __future__ import annotations
+
+import re
+
+from .tokens import tokenize
+
+SNIPPET_CHARS = 200
+_SPACE = re.compile(r"\s+")
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
+
+
+def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) -> tuple[str, int]:
+    """(snippet, index of the line it starts at) for the line with the most query weight, then what follows."""
+    lines = text.split("\n")
+    best, best_score = 0, 0.0
+    for number, line in enumerate(lines):
+        score = sum(weights.get(token, 0.0) for token in set(tokenize(line)))
+        if score > best_score:
+            best, best_score = number, score
+    pieces, size = [], 0
+    for line in lines[best:]:
+        cleaned = _SPACE.sub(" ", _MARKUP.sub("", line)).strip()
+        if not cleaned or cleaned.startswith(("```", "~~~")):
+            continue
+        pieces.append(cleaned)
+        size += len(cleaned) + 1
+        if size >= limit:
+            break
+    joined = " ".join(pieces)
+    if len(joined) > limit:
+        joined = joined[: limit - 1].rstrip() + "…"
+    return joined, best
