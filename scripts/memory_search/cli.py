@@ -208,7 +208,8 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
         with connect(settings, read_only=True) as conn:
             plan = indexer.plan(conn)
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
-                  "deleted": plan.deleted, "unchanged": len(plan.unchanged),
+                  "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
+                  "unchanged": len(plan.unchanged),
                   "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad]}
         if as_json:
             click.echo(to_json(report))

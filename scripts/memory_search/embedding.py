@@ -11,6 +11,10 @@ from .errors import EmbeddingFailed, IndexMismatch, UsageError
 
 LOCAL_DIMENSION = 384
 VOYAGE_DIMENSION = 1024
+# Output sizes of the Voyage models that offer a choice; others are passed through as they are.
+VOYAGE_DIMENSIONS = {model: (256, 512, 1024, 2048) for model in
+                     ("voyage-3-large", "voyage-3.5", "voyage-3.5-lite", "voyage-code-3", "voyage-4", "voyage-4-large",
+                      "voyage-4-lite")}
 VOYAGE_BATCH_TEXTS = 128  # well inside 1000 texts / 120K tokens per request
 VOYAGE_BATCH_CHARS = 200_000
 VOYAGE_RETRIES = 5
@@ -156,16 +160,18 @@ def choose_spec(settings: Settings, recorded: ModelSpec | None = None, dimension
             raise UsageError(f"the local provider has one model, {LOCAL_MODEL}; unset MEMORIES_EMBEDDING_MODEL")
         spec = ModelSpec("local", LOCAL_MODEL, LOCAL_DIMENSION)
     else:
-        model = settings.model or (recorded.model if recorded and recorded.provider == "voyage" else DEFAULT_VOYAGE_MODEL)
-        spec = ModelSpec("voyage", model, dimension or (recorded.dimension if recorded else VOYAGE_DIMENSION))
+        same = recorded if recorded and recorded.provider == "voyage" else None
+        model = settings.model or (same.model if same else DEFAULT_VOYAGE_MODEL)
+        spec = ModelSpec("voyage", model, dimension or (same.dimension if same else VOYAGE_DIMENSION))
     if recorded is not None and spec != recorded:
         raise IndexMismatch(
             f"the index was built with {recorded}, but {spec} was asked for: "
             "unset MEMORIES_EMBEDDING_PROVIDER/MEMORIES_EMBEDDING_MODEL, or rebuild with index.py --rebuild"
         )
-    if dimension is not None and spec.dimension != dimension:
+    sizes = VOYAGE_DIMENSIONS.get(spec.model) if spec.provider == "voyage" else None
+    if dimension is not None and (spec.dimension != dimension or (sizes and dimension not in sizes)):
         raise IndexMismatch(
-            f"the table holds {dimension}-dimension vectors, but {spec} makes {spec.dimension}: "
+            f"the table holds {dimension}-dimension vectors, which {spec.provider}/{spec.model} cannot make: "
             "set MEMORIES_EMBEDDING_PROVIDER/MEMORIES_EMBEDDING_MODEL to the model that built it"
         )
     return spec

@@ -134,6 +134,10 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
                     continue
                 if not entry.name.endswith(".md") or is_excluded(rel, excludes):
                     continue
+                if not entry.is_file():
+                    skipped.append(Skipped(rel, "not a regular file" if os.path.lexists(entry.path)
+                                           and os.path.exists(entry.path) else "unreadable (dangling link)"))
+                    continue
                 if include and not any(matches_glob(rel, pattern) for pattern in include):
                     continue
                 stat = entry.stat()

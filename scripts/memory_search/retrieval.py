@@ -208,10 +208,10 @@ class Searcher:
             if candidate.filename not in verdicts:
                 verdicts[candidate.filename] = self._admit(candidate, request.filters)
             admitted = verdicts[candidate.filename]
-            if admitted is None or (request.dedupe and candidate.filename in seen):
+            if admitted is None or (request.dedupe and admitted[0] in seen):
                 continue
-            seen.add(candidate.filename)
             path, frontmatter = admitted
+            seen.add(path)
             hits.append(self._hit(candidate, path, frontmatter, score, ranks[chunk_id], term_weights))
             if len(hits) >= max(request.top, RERANK_CANDIDATES if request.rerank else 0):
                 break

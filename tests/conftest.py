@@ -1,0 +1,104 @@
+"""Fixtures: one real embedded PostgreSQL for the session, memories directories built per test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ROOT / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+
+@pytest.fixture(scope="session")
+def base_env(tmp_path_factory) -> dict[str, str]:
+    """An environment with no user configuration: own HOME, own data dir, no keys."""
+    home = tmp_path_factory.mktemp("home")
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("MEMORIES_", "VOYAGE_", "COCOINDEX_"))}
+    env.update({"HOME": str(home), "XDG_DATA_HOME": str(home / ".local/share"),
+                "MEMORIES_DATA_DIR": os.environ.get("MEMORIES_TEST_DATA_DIR") or str(home / "memory-search"),
+                "MEMORIES_NO_DAEMON": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+    return env
+
+
+@pytest.fixture(scope="session")
+def database(base_env):
+    """The embedded server, started once; stopped at the end unless it was running before."""
+    from memory_search.database import EmbeddedServer
+
+    server = EmbeddedServer(Path(base_env["MEMORIES_DATA_DIR"]))
+    was_running = server.running_url() is not None
+    url = server.start()
+    yield url
+    if not was_running:
+        server.stop()
+
+
+@pytest.fixture
+def env(base_env, database, monkeypatch) -> dict[str, str]:
+    """The test environment, also applied to this process for in-process library calls."""
+    for key in list(os.environ):
+        if key.startswith(("MEMORIES_", "VOYAGE_", "COCOINDEX_")):
+            monkeypatch.delenv(key)
+    for key, value in base_env.items():
+        monkeypatch.setenv(key, value)
+    return dict(base_env)
+
+
+class MemoriesDir:
+    """Builds a memories directory in tmp_path."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def write(self, relpath: str, body: str, **frontmatter) -> Path:
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        head = ""
+        if frontmatter:
+            head = "---\n" + yaml.safe_dump(frontmatter, allow_unicode=True, sort_keys=False) + "---\n"
+        path.write_text(head + body, encoding="utf-8")
+        return path
+
+    def session(self, date: str, clock: str, title: str, body: str, **frontmatter) -> Path:
+        return self.write(f"raw/session/{date}/{clock}_abcd1234_{abs(hash(title)) % 10**8:08d}.md", body,
+                          kind="session", title=title, **frontmatter)
+
+
+@pytest.fixture
+def memories(tmp_path) -> MemoriesDir:
+    return MemoriesDir(tmp_path / "memories")
+
+
+def run_script(name: str, *args: str, env: dict[str, str], memories: MemoriesDir | None = None,
+               check: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(SCRIPTS / f"{name}.py"), *args]
+    if memories is not None:
+        command += ["--memories", str(memories.root)]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{name}.py {' '.join(args)} exited {result.returncode}: {result.stderr}")
+    return result
+
+
+def index(env, memories, *args) -> dict:
+    """Run index.py --json and return its IndexStats."""
+    return json.loads(run_script("index", "--json", *args, env=env, memories=memories, check=True).stdout)
+
+
+def search(env, memories, query, *args) -> list[dict]:
+    """Run search.py --format json and return its hits."""
+    return json.loads(run_script("search", query, "--format", "json", *args, env=env, memories=memories,
+                                 check=True).stdout)
+
+
+def names(hits) -> list[str]:
+    return [Path(hit["path"]).name for hit in hits]

@@ -1,0 +1,230 @@
+"""index.py: incremental by content, safe under concurrency and crashes, tolerant of bad files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psycopg
+import pytest
+
+from conftest import SCRIPTS, index, names, run_script, search
+from memory_search import store
+
+
+def _tables(memories):
+    return store.ManagedTables(store.managed_prefix(memories.root))
+
+
+def _rows_per_file(database, memories) -> dict[str, tuple[int, int]]:
+    """filename -> (chunks the files table promises, chunk rows present)."""
+    tables = _tables(memories)
+    with psycopg.connect(database) as conn:
+        return {row[0]: (row[1], row[2]) for row in conn.execute(
+            f"SELECT f.filename, f.chunk_count, count(c.id) FROM {tables.files} f "
+            f"LEFT JOIN {tables.chunks} c USING (filename) GROUP BY 1, 2").fetchall()}
+
+
+def test_add_edit_delete_rename_and_unchanged(env, memories, database):
+    marker = memories.root.parent.name  # text new to the embedding cache
+    memories.write("wiki/a.md", f"# Apples\n\nApples grow in the orchard. {marker}", title="Apples")
+    memories.write("wiki/b.md", f"# Boats\n\nBoats sail on the lake. {marker}", title="Boats")
+    first = index(env, memories)
+    assert (first["total"], first["success"], first["embedded"], first["failed"]) == (2, 2, 2, 0)
+    assert set(first) >= {"total", "success", "failed", "skipped", "deleted", "chunks", "duration_secs"}
+
+    again = index(env, memories)
+    assert (again["success"], again["skipped"], again["embedded"]) == (0, 2, 0)
+
+    os.utime(memories.root / "wiki/a.md", ns=(time.time_ns(), time.time_ns() + 10**9))  # touched, same text
+    touched = index(env, memories)
+    assert (touched["success"], touched["skipped"], touched["embedded"]) == (0, 2, 0)
+
+    memories.write("wiki/b.md", f"# Boats\n\nCanoes paddle across the river. {marker}", title="Boats")
+    edited = index(env, memories)
+    assert (edited["success"], edited["embedded"]) == (1, 1)
+    assert names(search(env, memories, "canoes paddle river", "--mode", "keyword")) == ["b.md"]
+    assert search(env, memories, "sail lake", "--mode", "keyword") == []
+
+    (memories.root / "wiki/a.md").rename(memories.root / "wiki/apples.md")
+    renamed = index(env, memories)
+    assert (renamed["success"], renamed["deleted"], renamed["embedded"]) == (1, 1, 0)
+    assert names(search(env, memories, "orchard apples"))[0] == "apples.md"
+
+    (memories.root / "wiki/b.md").unlink()
+    deleted = index(env, memories)
+    assert deleted["deleted"] == 1
+    assert set(_rows_per_file(database, memories)) == {str(memories.root / "wiki/apples.md")}
+
+
+def test_rebuild_starts_over_but_reuses_cached_embeddings(env, memories):
+    memories.write("wiki/a.md", "# Kites\n\nKites fly on windy days.", title="Kites")
+    index(env, memories)
+    rebuilt = index(env, memories, "--rebuild")
+    assert (rebuilt["success"], rebuilt["embedded"], rebuilt["cached"]) == (1, 0, 1)
+
+
+def test_another_model_is_refused(env, memories):
+    memories.write("wiki/a.md", "# Owls\n\nOwls hunt at night.")
+    index(env, memories)
+    result = run_script("index", env=dict(env, MEMORIES_EMBEDDING_PROVIDER="voyage", VOYAGE_API_KEY="k"),
+                        memories=memories)
+    assert result.returncode == 1
+    assert "multilingual-e5-small" in result.stderr and "voyage-3-large" in result.stderr
+    assert "--rebuild" in result.stderr
+
+
+def test_a_second_indexer_waits_or_exits(env, memories, database):
+    memories.write("wiki/a.md", "# Lock\n\nOnly one writer at a time.")
+    index(env, memories)
+    key = store.lock_key(_tables(memories))
+    with psycopg.connect(database, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (key,))
+        busy = run_script("index", "--no-wait", env=env, memories=memories)
+        assert busy.returncode == 1 and "another indexer" in busy.stderr
+        waiting = subprocess.Popen([sys.executable, str(SCRIPTS / "index.py"), "--json", "--memories",
+                                    str(memories.root)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        time.sleep(2)
+        assert waiting.poll() is None  # still waiting for the lock
+        holder.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0 and "waiting" in err
+    assert json.loads(out)["skipped"] == 1
+
+
+def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, database):
+    marker = memories.root.parent.name
+    for i in range(40):
+        memories.write(f"wiki/note{i:02}.md", f"# Note {i}\n\nNote number {i} about topic {i * 7} {marker}.",
+                       title=f"Note {i}")
+    process = subprocess.Popen([sys.executable, str(SCRIPTS / "index.py"), "--memories", str(memories.root)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and process.poll() is None:
+        try:
+            if len(_rows_per_file(database, memories)) >= 5:
+                break
+        except psycopg.errors.UndefinedTable:
+            pass
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    partial = _rows_per_file(database, memories)
+    assert 0 < len(partial) < 40
+    assert all(promised == present for promised, present in partial.values())  # no file half-written
+    finished = index(env, memories)
+    assert finished["success"] == 40 - len(partial) and finished["skipped"] == len(partial)
+    assert finished["embedded"] <= 40 - len(partial)
+    complete = _rows_per_file(database, memories)
+    assert len(complete) == 40 and all(promised == present for promised, present in complete.values())
+
+
+def test_bad_files_are_skipped_with_their_reason(env, memories, tmp_path):
+    memories.write("wiki/good.md", "# Good\n\nA perfectly fine note.")
+    (memories.root / "wiki/yaml.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    (memories.root / "wiki/latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    (memories.root / "wiki/binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (memories.root / "wiki/empty.md").write_text("")
+    with open(memories.root / "wiki/huge.md", "wb") as huge:
+        huge.truncate(50 * 1024 * 1024)
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nNot part of the memories.")
+    (memories.root / "wiki/escape.md").symlink_to(outside)
+    (memories.root / "wiki/dangling.md").symlink_to(memories.root / "wiki/nothing-here.md")
+    stats = index(env, memories)
+    reasons = {failure["path"]: failure["reason"] for failure in stats["failures"]}
+    assert stats["success"] == 1 and stats["failed"] == 7
+    assert "invalid YAML" in reasons["wiki/yaml.md"]
+    assert "UTF-8" in reasons["wiki/latin1.md"]
+    assert "binary" in reasons["wiki/binary.md"]
+    assert "empty" in reasons["wiki/empty.md"]
+    assert "too large" in reasons["wiki/huge.md"]
+    assert "symlink" in reasons["wiki/escape.md"]
+    assert "unreadable" in reasons["wiki/dangling.md"]
+    assert names(search(env, memories, "fine note")) == ["good.md"]
+
+
+def test_default_and_given_exclusions(env, memories):
+    for relpath in ("wiki/kept.md", "raw/web/2026-11-01/090000_page.md", "trashbox/2026-11-01/old.md",
+                    "wiki/_draft.md", ".git/notes.md", "wiki/.hidden/secret.md", ".obsidian/x.md"):
+        memories.write(relpath, "# Lighthouse\n\nThe lighthouse keeper's log.")
+    stats = index(env, memories, "--exclude", "raw/web/**")
+    assert stats["total"] == 1
+    assert names(search(env, memories, "lighthouse keeper")) == ["kept.md"]
+    only_web = run_script("index", "--dry-run", "--json", "--include", "raw/**", env=env, memories=memories,
+                          check=True)
+    plan = json.loads(only_web.stdout)
+    assert plan["new"] == ["raw/web/2026-11-01/090000_page.md"] and plan["deleted"] == ["wiki/kept.md"]
+
+
+def test_a_two_character_japanese_word_is_found_inside_a_longer_run(env, memories):
+    memories.write("wiki/plan.md", "# 計画\n\n来期のサーバー配置計画を見直した。", title="計画")
+    memories.write("wiki/other.md", "# 会議\n\n予算の会議をした。", title="会議")
+    index(env, memories)
+    assert names(search(env, memories, "配置", "--mode", "keyword")) == ["plan.md"]
+
+
+def test_dry_run_lists_changes_and_writes_nothing(env, memories):
+    memories.write("wiki/a.md", "# One\n\nfirst")
+    index(env, memories)
+    memories.write("wiki/b.md", "# Two\n\nsecond")
+    memories.write("wiki/a.md", "# One\n\nfirst, edited")
+    result = run_script("index", "--dry-run", env=env, memories=memories, check=True)
+    assert "new\twiki/b.md" in result.stdout and "changed\twiki/a.md" in result.stdout
+    assert "b.md" not in names(search(env, memories, "second", "--mode", "keyword"))
+
+
+def test_stats_reports_contents_and_pending_changes(env, memories):
+    memories.write("wiki/a.md", "# A\n\nalpha", title="A")
+    memories.write("wiki/old.md", "# Old\n\nbeta", title="Old", status="superseded")
+    memories.session("2026-11-01", "100000", "S", "gamma")
+    index(env, memories)
+    memories.write("wiki/new.md", "# New\n\ndelta")
+    result = run_script("stats", "--json", env=env, memories=memories, check=True)
+    status = json.loads(result.stdout)
+    assert status["files"] == 3 and status["model"]["provider"] == "local"
+    groups = {(group["kind"], group["status"]): group["files"] for group in status["by_kind_and_status"]}
+    assert groups == {("wiki", "active"): 1, ("wiki", "superseded"): 1, ("session", "active"): 1}
+    assert status["pending"]["new"] == 1 and status["last_indexed_at"]
+    text = run_script("stats", env=env, memories=memories, check=True).stdout
+    assert "3 files" in text and "1 new" in text
+
+
+def test_search_sessions_are_read_only(env, memories):
+    from memory_search.config import Settings
+    from memory_search.database import connect
+
+    with connect(Settings.from_env(), read_only=True) as conn:
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("CREATE TABLE should_not_exist (id int)")
+
+
+def test_watch_picks_up_a_new_file(env, memories):
+    memories.write("wiki/a.md", "# Start\n\nThe watcher starts here.")
+    watcher = subprocess.Popen([sys.executable, str(SCRIPTS / "index.py"), "--watch", "--json", "--memories",
+                                str(memories.root)], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+    try:
+        first = json.loads(_read_json_object(watcher.stdout))
+        assert first["success"] == 1
+        memories.write("wiki/b.md", "# Zeppelin\n\nThe zeppelin landed at dawn.")
+        second = json.loads(_read_json_object(watcher.stdout))
+        assert second["success"] == 1 and second["skipped"] == 1
+        assert names(search(env, memories, "zeppelin", "--mode", "keyword")) == ["b.md"]
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+
+
+def _read_json_object(stream) -> str:
+    lines = []
+    for line in stream:
+        lines.append(line)
+        if line.rstrip() == "}":
+            return "".join(lines)
+    raise AssertionError("the watcher stopped before printing its stats")

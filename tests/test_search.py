@@ -1,0 +1,243 @@
+"""search.py as a user sees it: ranking, scope, status, dedupe, formats, filters and failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import index, names, run_script, search
+
+BACKUP = """# バックアップ運用
+
+毎晩 2 時に夜間バッチでデータベースのダンプを取り、オブジェクトストレージへ送る。
+復元手順は月に一度リハーサルする。保存期間は 30 日。
+"""
+HNSW = """# Tuning the HNSW index
+
+We raised ef_search from 40 to 100 and rebuilt the index with m = 16 and ef_construction = 64.
+Recall on our evaluation queries went from 0.91 to 0.98 while latency stayed under 10 ms.
+"""
+COMMITS = """# コミット規約
+
+Conventional Commits に従う。件名は日本語でもよい。feat: fix: docs: を使い分ける。
+"""
+RELEASE = """# Release planning v1.2
+
+The code freeze is on November 20. The release manager publishes the notes on Friday.
+"""
+
+
+@pytest.fixture
+def sample(memories):
+    memories.write("wiki/ops/backup.md", BACKUP, title="バックアップ運用", tags=["ops", "backup"])
+    memories.session("2026-11-02", "101500", "Tuning the HNSW index", HNSW, project="search", tags=["pgvector"])
+    memories.write("wiki/dev/commits.md", COMMITS, title="コミット規約", status="active", tags=["git"])
+    memories.write("wiki/dev/commits-old.md", COMMITS.replace("日本語でもよい", "英語のみ"),
+                   title="コミット規約 (旧版)", status="superseded", tags=["git"])
+    memories.write("raw/minutes/2026-10-10/140000_release.md", RELEASE, kind="minutes", title="Release planning v1.2")
+    memories.write("raw/web/2026-10-02/084500_reader.md", "# Jina Reader\n\nPrefix any URL with r.jina.ai to get Markdown.\n",
+                   kind="web", title="Jina Reader API", status="deprecated")
+    return memories
+
+
+def test_japanese_and_english_queries_find_the_right_record(env, sample):
+    index(env, sample)
+    assert names(search(env, sample, "データベースのバックアップはいつ取る?"))[0] == "backup.md"
+    assert names(search(env, sample, "how did we tune the vector index recall"))[0].startswith("101500_")
+
+
+def test_markdown_output_has_the_seed_shape(env, sample):
+    index(env, sample)
+    result = run_script("search", "夜間バッチ", "--top", "1", env=env, memories=sample, check=True)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("### 1. バックアップ運用  _(score: ")
+    assert lines[1] == f"- **path**: `{sample.root / 'wiki/ops/backup.md'}`"
+    assert lines[2] == "- **status**: active  **tags**: ops, backup"
+    assert lines[3].startswith("- **snippet**: ") and "夜間バッチ" in lines[3]
+    assert len(lines[3]) <= len("- **snippet**: ") + 200
+
+
+def test_json_output_is_pure_json_with_the_seed_keys(env, sample):
+    index(env, sample)
+    result = run_script("search", "release", "--format", "json", env=env, memories=sample, check=True)
+    hits = json.loads(result.stdout)
+    assert hits, result.stderr
+    for key in ("score", "path", "snippet", "frontmatter", "start_line", "end_line", "kind", "date"):
+        assert key in hits[0]
+    top = next(hit for hit in hits if hit["path"].endswith("140000_release.md"))
+    assert top["kind"] == "minutes" and top["date"] == "2026-10-10"
+    assert top["frontmatter"]["title"] == "Release planning v1.2"
+
+
+def test_no_hits_prints_the_seed_text_and_exits_zero(env, sample):
+    index(env, sample)
+    markdown = run_script("search", "x", "--scope", "web", env=env, memories=sample)  # the only web page is deprecated
+    assert markdown.returncode == 0 and markdown.stdout.strip() == "検索結果なし"
+    as_json = run_script("search", "x", "--scope", "web", "--format", "json", env=env, memories=sample)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == []
+
+
+@pytest.mark.parametrize("scope, expected", [
+    ("wiki", {"backup.md", "commits.md"}),
+    ("minutes", {"140000_release.md"}),
+    ("session", None),  # checked below: the one session file
+])
+def test_scope_keeps_only_that_part_of_the_directory(env, sample, scope, expected):
+    index(env, sample)
+    found = set(names(search(env, sample, "release backup index commits", "--scope", scope)))
+    if expected is None:
+        assert len(found) == 1 and next(iter(found)).startswith("101500_")
+    else:
+        assert found == expected
+
+
+def test_superseded_and_deprecated_are_hidden_unless_asked(env, sample):
+    index(env, sample)
+    default = names(search(env, sample, "コミット規約 件名"))
+    assert "commits.md" in default and "commits-old.md" not in default
+    everything = search(env, sample, "コミット規約 件名", "--include-superseded")
+    statuses = {Path(hit["path"]).name: hit["status"] for hit in everything}
+    assert statuses["commits-old.md"] == "superseded"
+    assert statuses["backup.md"] == "active"  # no status in its frontmatter: active
+    web = names(search(env, sample, "jina reader", "--scope", "web", "--include-superseded"))
+    assert web == ["084500_reader.md"]
+
+
+def test_one_best_chunk_per_file_unless_no_dedupe(env, memories):
+    sections = "\n\n".join(f"## Part {i}\n\n" + f"Section {i} about the deploy pipeline and its caches. " * 12
+                           for i in range(6))
+    memories.write("wiki/long.md", "# Deploy pipeline\n\n" + sections, title="Deploy pipeline")
+    memories.write("wiki/short.md", "# Lunch\n\nThe team lunch is on Friday.", title="Lunch")
+    index(env, memories)
+    deduped = search(env, memories, "deploy pipeline caches")
+    assert names(deduped).count("long.md") == 1
+    every_chunk = search(env, memories, "deploy pipeline caches", "--no-dedupe", "--top", "20")
+    assert names(every_chunk).count("long.md") >= 3
+    lines = {(hit["start_line"], hit["end_line"]) for hit in every_chunk if hit["path"].endswith("long.md")}
+    assert len(lines) == names(every_chunk).count("long.md")
+
+
+def test_top_counts_files_after_dedupe(env, memories):
+    for i in range(5):
+        memories.write(f"wiki/page{i}.md", "\n\n".join(f"## S{j}\n\n" + "Garden notes about tomatoes. " * 30
+                                                       for j in range(3)), title=f"Garden {i}")
+    index(env, memories)
+    hits = search(env, memories, "tomatoes in the garden", "--top", "3")
+    assert len(hits) == 3 and len(set(names(hits))) == 3
+
+
+def test_a_deleted_file_is_never_returned(env, sample):
+    index(env, sample)
+    (sample.root / "wiki/ops/backup.md").unlink()
+    assert "backup.md" not in names(search(env, sample, "夜間バッチ バックアップ"))
+
+
+def test_keyword_mode_finds_exact_identifiers(env, memories):
+    memories.write("wiki/a.md", "# Error\n\nThe upsert failed with ERR_PGVECTOR_DIM_MISMATCH after the model change.")
+    memories.write("wiki/b.md", "# Errors in general\n\nDatabase errors and dimension problems happen.")
+    index(env, memories)
+    hits = search(env, memories, "ERR_PGVECTOR_DIM_MISMATCH", "--mode", "keyword")
+    assert names(hits) == ["a.md"]
+    explained = search(env, memories, "ERR_PGVECTOR_DIM_MISMATCH", "--explain")
+    assert names(explained)[0] == "a.md"
+    assert explained[0]["explain"]["keyword"]["rank"] == 1 and "semantic" in explained[0]["explain"]
+
+
+def test_filters_project_tag_dates_and_where(env, memories):
+    memories.session("2026-10-01", "090000", "Old agents work", "Refactored the agent loop.", project="agents",
+                     tags=["loop"], duration_minutes=30)
+    memories.session("2026-11-01", "090000", "New agents work", "Refactored the agent loop again.", project="agents",
+                     tags=["loop", "refactor"], duration_minutes=90)
+    memories.session("2026-11-02", "090000", "Webapp work", "Refactored the login form.", project="webapp",
+                     tags=["refactor"], duration_minutes=45)
+    index(env, memories)
+    titles = lambda hits: sorted(hit["title"] for hit in hits)  # noqa: E731
+    assert titles(search(env, memories, "refactor", "--project", "agents")) == ["New agents work", "Old agents work"]
+    assert titles(search(env, memories, "refactor", "--tag", "loop", "--tag", "refactor")) == ["New agents work"]
+    assert titles(search(env, memories, "refactor", "--since", "2026-11-01")) == ["New agents work", "Webapp work"]
+    assert titles(search(env, memories, "refactor", "--until", "2026-10-31")) == ["Old agents work"]
+    assert titles(search(env, memories, "refactor", "--where", '{"duration_minutes": {"$gte": 45}}')) == \
+        ["New agents work", "Webapp work"]
+    assert titles(search(env, memories, "refactor", "--where", '{"project": {"$nin": ["agents"]}}')) == ["Webapp work"]
+    assert titles(search(env, memories, "refactor", "--where", '{"tags": "loop", "project": {"$ne": "webapp"}}')) == \
+        ["New agents work", "Old agents work"]
+    assert titles(search(env, memories, "refactor", "--where", '{"status": "active", "project": {"$in": ["webapp"]}}')) \
+        == ["Webapp work"]
+
+
+def test_a_filter_matching_one_percent_of_files_still_fills_the_list(env, memories):
+    for i in range(100):
+        project = "rare" if i == 37 else "common"
+        memories.session("2026-11-01", f"{i:06d}", f"Note {i}", f"Daily standup note number {i}.", project=project)
+    index(env, memories)
+    hits = search(env, memories, "standup note", "--project", "rare", "--top", "5")
+    assert [hit["title"] for hit in hits] == ["Note 37"]
+
+
+def test_min_score_drops_weak_hits(env, sample):
+    index(env, sample)
+    everything = search(env, sample, "バックアップ", "--mode", "semantic")
+    cut = everything[0]["score"] - 1e-6
+    assert len(search(env, sample, "バックアップ", "--mode", "semantic", "--min-score", str(cut))) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["   "], "query is empty"),
+    (["x", "--top", "0"], "--top"),
+    (["x", "--top", "101"], "--top"),
+    (["x", "--scope", "docs"], "--scope"),
+    (["x", "--format", "xml"], "--format"),
+    (["x", "--where", "{bad json"], "--where"),
+    (["x", "--where", '{"a": {"$regex": "b"}}'], "$regex"),
+    (["x", "--since", "yesterday"], "--since"),
+])
+def test_bad_input_is_one_line_and_exit_two(env, sample, args, message):
+    result = run_script("search", *args, env=env, memories=sample)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+
+
+def test_missing_memories_directory_exits_three(env, tmp_path):
+    result = run_script("search", "x", "--memories", str(tmp_path / "nowhere"), env=env)
+    assert result.returncode == 3 and "MEMORIES_DIR" in result.stderr
+
+
+def test_missing_index_exits_three_and_says_how_to_build_it(env, memories):
+    memories.write("wiki/a.md", "hello")
+    result = run_script("search", "hello", env=env, memories=memories)
+    assert result.returncode == 3 and "index.py" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_database_down_names_the_url_and_exits_one(env, sample):
+    down = dict(env, MEMORIES_DATABASE_URL="postgresql://postgres:secret@127.0.0.1:9/postgres")
+    result = run_script("search", "x", env=down, memories=sample)
+    assert result.returncode == 1
+    assert "127.0.0.1" in result.stderr and "secret" not in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_model_mismatch_names_both_models(env, sample):
+    index(env, sample)
+    other = dict(env, MEMORIES_EMBEDDING_PROVIDER="voyage", VOYAGE_API_KEY="k")
+    result = run_script("search", "x", env=other, memories=sample)
+    assert result.returncode == 1
+    assert "multilingual-e5-small" in result.stderr and "voyage-3-large" in result.stderr
+
+
+def test_search_never_writes(env, sample):
+    index(env, sample)
+    before = {path: path.stat().st_mtime_ns for path in sample.root.rglob("*")}
+    search(env, sample, "バックアップ")
+    assert {path: path.stat().st_mtime_ns for path in sample.root.rglob("*")} == before
+
+
+@pytest.mark.parametrize("script", ["search", "recent", "index", "stats", "db"])
+def test_every_script_documents_examples_environment_and_exit_codes(env, script):
+    result = run_script(script, "--help", env=env)
+    assert result.returncode == 0
+    for heading in ("Examples:", "Environment:", "Exit codes:", "MEMORIES_DIR"):
+        assert heading in result.stdout

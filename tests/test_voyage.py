@@ -1,0 +1,89 @@
+"""The Voyage provider, against a local stand-in for its HTTP API."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from conftest import index, names, run_script, search
+from fake_voyage import GOOD_KEY, FakeVoyage
+
+
+@pytest.fixture
+def voyage():
+    with FakeVoyage() as fake:
+        yield fake
+
+
+@pytest.fixture
+def voyage_env(env, voyage):
+    return dict(env, VOYAGE_API_KEY=GOOD_KEY, MEMORIES_VOYAGE_BASE_URL=voyage.url)
+
+
+@pytest.fixture
+def notes(memories):
+    """Two notes whose text is new to the embedding cache, so every test reaches the API."""
+    marker = f"(notebook {memories.root.parent.name})"
+    memories.write("wiki/garden.md", f"# Garden\n\nWater the tomatoes every morning in summer. {marker}", title="Garden")
+    memories.write("wiki/cars.md", f"# Cars\n\nChange the engine oil every ten thousand kilometres. {marker}",
+                   title="Cars")
+    return memories
+
+
+def test_voyage_is_the_default_when_a_key_is_set(voyage_env, voyage, notes):
+    stats = index(voyage_env, notes)
+    assert stats["success"] == 2 and stats["embedded"] == 2
+    embed_calls = [request for request in voyage.requests if request["path"].endswith("/embeddings")]
+    assert embed_calls[0]["input_type"] == "document"
+    assert embed_calls[0]["model"] == "voyage-3-large" and embed_calls[0]["output_dimension"] == 1024
+    assert names(search(voyage_env, notes, "when to water tomatoes", "--no-rerank"))[0] == "garden.md"
+    query_call = [request for request in voyage.requests if request["path"].endswith("/embeddings")][-1]
+    assert query_call["input_type"] == "query"
+
+
+def test_rerank_runs_by_default_with_a_key_and_orders_the_hits(voyage_env, voyage, notes):
+    index(voyage_env, notes)
+    hits = search(voyage_env, notes, "engine oil", "--explain")
+    assert names(hits)[0] == "cars.md" and "rerank" in hits[0]["explain"]
+    assert any(request["path"].endswith("/rerank") and request["model"] == "rerank-2.5"
+               for request in voyage.requests)
+
+
+def test_rerank_failure_keeps_the_fused_order_with_a_warning(voyage_env, voyage, notes):
+    index(voyage_env, notes)
+    voyage.fail_rerank = True
+    result = run_script("search", "engine oil", "--format", "json", env=voyage_env, memories=notes, check=True)
+    assert "rerank failed" in result.stderr
+    assert names(json.loads(result.stdout))[0] == "cars.md"
+
+
+def test_a_wrong_key_stops_with_a_clear_message(voyage_env, notes):
+    result = run_script("index", env=dict(voyage_env, VOYAGE_API_KEY="wrong"), memories=notes)
+    assert result.returncode == 1
+    assert "VOYAGE_API_KEY" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_rate_limits_are_retried(voyage_env, voyage, notes):
+    voyage.fail_next = [429, 503]
+    stats = index(voyage_env, notes)
+    assert stats["success"] == 2 and stats["embedded"] == 2
+    assert voyage.fail_next == [] and len([r for r in voyage.requests if r["path"].endswith("/embeddings")]) == 3
+
+
+def test_no_network_says_the_local_provider_works_offline(env, notes):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    offline = dict(env, VOYAGE_API_KEY=GOOD_KEY, MEMORIES_VOYAGE_BASE_URL=f"http://127.0.0.1:{closed_port}/v1")
+    result = run_script("index", env=offline, memories=notes)
+    assert result.returncode == 1
+    assert "cannot reach Voyage AI" in result.stderr and "local" in result.stderr
+
+
+def test_the_model_that_built_the_index_is_used_for_queries(voyage_env, env, voyage, notes):
+    index(voyage_env, notes)
+    no_key = dict(env)  # no key now: the index still says voyage, so search asks for the key
+    result = run_script("search", "tomatoes", env=no_key, memories=notes)
+    assert result.returncode == 1 and "VOYAGE_API_KEY" in result.stderr
