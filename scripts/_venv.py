@@ -13,7 +13,8 @@ def ensure() -> None:
         return
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     python = os.path.join(os.environ.get("MEMORIES_VENV") or os.path.join(root, ".venv"), "bin", "python")
-    if os.path.exists(python) and os.path.realpath(sys.executable) != os.path.realpath(python):
+    venv = os.path.dirname(os.path.dirname(python))
+    if os.path.exists(python) and os.path.realpath(sys.prefix) != os.path.realpath(venv):
         os.execv(python, [python, *sys.argv])
     sys.stderr.write(f"{os.path.basename(sys.argv[0])}: error: the dependencies are not installed: "
                      f"run `make install` in {root}\n")

@@ -228,3 +228,18 @@ def _read_json_object(stream) -> str:
         if line.rstrip() == "}":
             return "".join(lines)
     raise AssertionError("the watcher stopped before printing its stats")
+
+
+def test_a_bad_file_is_remembered_until_it_changes(env, memories):
+    memories.write("wiki/good.md", "# Good\n\nA fine note.")
+    broken = memories.root / "wiki/broken.md"
+    broken.write_text("---\ntitle: [unclosed\n---\nThe quokka smiles.\n")
+    assert index(env, memories)["failed"] == 1
+    again = index(env, memories)
+    assert (again["failed"], again["skipped"]) == (0, 2)
+    status = json.loads(run_script("stats", "--json", env=env, memories=memories, check=True).stdout)
+    assert status["pending"] == {"new": 0, "changed": 0, "deleted": 0}
+    assert [item["path"] for item in status["unreadable"]] == ["wiki/broken.md"]
+    broken.write_text("---\ntitle: Quokka\n---\nThe quokka smiles.\n")
+    assert index(env, memories)["success"] == 1
+    assert names(search(env, memories, "quokka", "--mode", "keyword")) == ["broken.md"]

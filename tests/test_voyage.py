@@ -87,3 +87,17 @@ def test_the_model_that_built_the_index_is_used_for_queries(voyage_env, env, voy
     no_key = dict(env)  # no key now: the index still says voyage, so search asks for the key
     result = run_script("search", "tomatoes", env=no_key, memories=notes)
     assert result.returncode == 1 and "VOYAGE_API_KEY" in result.stderr
+
+
+def test_a_failed_first_run_does_not_bind_the_index_to_voyage(voyage_env, env, notes):
+    assert run_script("index", env=dict(voyage_env, VOYAGE_API_KEY="wrong"), memories=notes).returncode == 1
+    local = index(env, notes)  # no key now: the local model builds it
+    assert local["success"] == 2
+    status = json.loads(run_script("stats", "--json", env=env, memories=notes, check=True).stdout)
+    assert status["model"]["provider"] == "local"
+
+
+def test_a_model_name_alone_means_voyage(env, notes):
+    index(env, notes)
+    result = run_script("search", "tomatoes", env=dict(env, MEMORIES_EMBEDDING_MODEL="voyage-3.5"), memories=notes)
+    assert result.returncode == 1 and "voyage-3.5" in result.stderr and "multilingual-e5-small" in result.stderr

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from .config import ENVIRONMENT_HELP, Settings
+from .config import DATABASE_ENVIRONMENT_HELP, ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
 from .errors import EXIT_FAILURE, EXIT_USAGE, MemorySearchError, UsageError
 
 EXIT_CODES_HELP = """\b
@@ -19,8 +19,8 @@ Exit codes:
   3  the memories directory or the index is missing"""
 
 
-def _epilog(examples: str, extra_env: str = "") -> str:
-    return "\b\nExamples:\n" + examples + "\n\n" + ENVIRONMENT_HELP + extra_env + "\n\n" + EXIT_CODES_HELP
+def _epilog(examples: str, environment: str = ENVIRONMENT_HELP) -> str:
+    return "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + EXIT_CODES_HELP
 
 
 def run(command: click.Command, prog: str, args=None) -> None:
@@ -39,7 +39,7 @@ def run(command: click.Command, prog: str, args=None) -> None:
         sys.stderr.close()
         sys.exit(0)
     except Exception as error:  # last resort: still one line, never a traceback
-        if os.environ.get("MEMORIES_DEBUG"):
+        if os.environ.get("MEMORIES_DEBUG", "0") not in ("", "0"):
             raise
         detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
         _fail(prog, f"unexpected {type(error).__name__}: {detail} (set MEMORIES_DEBUG=1 for a traceback)",
@@ -143,7 +143,7 @@ RECENT_EXAMPLES = """\
   recent.py --kind all --format paths"""
 
 
-@click.command(epilog=_epilog(RECENT_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(epilog=_epilog(RECENT_EXAMPLES, RECENT_ENVIRONMENT_HELP), context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--kind", type=click.Choice(["session", "web", "minutes", "all"]), default="session", show_default=True)
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True, help="how many records, 1..100")
 @click.option("--project", help="only records whose frontmatter project is NAME")
@@ -251,7 +251,7 @@ def stats_command(as_json, memories):
 
 # --- db ------------------------------------------------------------------------------------------
 
-@click.command(epilog=_epilog("  db.py status\n  db.py start\n  db.py stop"),
+@click.command(epilog=_epilog("  db.py status\n  db.py start\n  db.py stop", DATABASE_ENVIRONMENT_HELP),
                context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("action", type=click.Choice(["start", "stop", "status"]))
 def db_command(action):
@@ -275,10 +275,49 @@ def db_command(action):
         click.echo(f"running: {url}" if url else f"not running (data in {server.pgdata})")
 
 
+# --- eval ----------------------------------------------------------------------------------------
+
+EVAL_EXAMPLES = """\
+  eval.py ../shared/eval/jsquad-dev --split dev --limit-queries 500
+  eval.py ../shared/eval/scifact-train --split train --json
+  eval.py DATASET --split test --modes semantic,hybrid,hybrid:rrf-equal,hybrid:weighted"""
+
+
+@click.command(epilog=_epilog(EVAL_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
+@click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, "
+                                             "hybrid:rrf-equal, hybrid:weighted (default: all but the last two; "
+                                             "rerank only with a Voyage key)")
+@click.option("--limit-queries", type=click.IntRange(min=1), help="score a sample of N queries (fixed seed)")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+def eval_command(dataset, split, modes, limit_queries, as_json):
+    """Measure retrieval quality on a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels/).
+
+    Writes the documents as a memories directory in a temporary folder, indexes it with the
+    real indexer (the embedding cache makes re-runs cheap), runs every query through the same
+    search code as search.py, and prints nDCG@10, Recall@10, Recall@100 and MRR@10 per mode.
+    The temporary index is dropped at the end."""
+    from pathlib import Path
+
+    from .evaluation import evaluate
+    from .progress import Progress
+    from .render import as_json as to_json, eval_text
+
+    settings = Settings.from_env()
+    chosen = modes.split(",") if modes else ["keyword", "semantic", "hybrid"] + (
+        ["rerank"] if settings.voyage_api_key else [])
+    unknown = [mode for mode in chosen if mode.partition(":")[0] not in ("keyword", "semantic", "hybrid", "rerank")]
+    if unknown:
+        raise UsageError(f"unknown mode(s) {', '.join(unknown)}: use keyword, semantic, hybrid, rerank")
+    report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress())
+    click.echo(to_json(report.__dict__) if as_json else eval_text(report))
+
+
 def main() -> None:
     """`memory-search <command>`: the same commands as the scripts."""
     commands = {"search": search_command, "recent": recent_command, "index": index_command,
-                "stats": stats_command, "db": db_command}
+                "stats": stats_command, "db": db_command, "eval": eval_command}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         click.echo("usage: memory-search {" + ",".join(commands) + "} [ARGS]... (see memory-search COMMAND --help)",
                    err=True)

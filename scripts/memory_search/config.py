@@ -11,20 +11,34 @@ DEFAULT_VOYAGE_MODEL = "voyage-3-large"
 LOCAL_MODEL = "multilingual-e5-small"
 PROVIDERS = ("local", "voyage")
 
-# Documented in every script's --help.
+# Documented in the scripts' --help.
 ENVIRONMENT_HELP = """\b
 Environment:
   MEMORIES_DIR                  memories directory (default /Volumes/memory)
   MEMORIES_DATABASE_URL         PostgreSQL URL; also COCOINDEX_DATABASE_URL,
                                 read from ~/.config/cocoindex/.env too.
-                                Unset: the embedded server under
-                                $XDG_DATA_HOME/memory-search
+                                Unset: the embedded server in MEMORIES_DATA_DIR
+  MEMORIES_DATA_DIR             embedded server's home
+                                (default $XDG_DATA_HOME/memory-search)
   MEMORIES_TABLE                read this table instead of the default one
-  MEMORIES_EMBEDDING_PROVIDER   local | voyage (default: voyage when a
-                                Voyage key is set, else local)
+  MEMORIES_EMBEDDING_PROVIDER   local | voyage (default: the model that built
+                                the index; else voyage with a key, else local)
   MEMORIES_EMBEDDING_MODEL      Voyage model (default voyage-3-large)
   VOYAGE_API_KEY                Voyage AI key
-  MEMORIES_NO_DAEMON=1          never use the warm helper process"""
+  MEMORIES_VOYAGE_BASE_URL      Voyage API address (proxies, tests)
+  MEMORIES_DEBUG=1              show a traceback on unexpected errors"""
+
+RECENT_ENVIRONMENT_HELP = """\b
+Environment:
+  MEMORIES_DIR                  memories directory (default /Volumes/memory)"""
+
+DATABASE_ENVIRONMENT_HELP = """\b
+Environment:
+  MEMORIES_DATA_DIR             embedded server's home
+                                (default $XDG_DATA_HOME/memory-search)
+  MEMORIES_DATABASE_URL         when set (or COCOINDEX_DATABASE_URL), the
+                                scripts use that server, not the embedded one
+  MEMORIES_DIR                  memories directory (not used by db.py)"""
 
 
 @dataclass(frozen=True)

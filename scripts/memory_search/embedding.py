@@ -151,7 +151,9 @@ def choose_spec(settings: Settings, recorded: ModelSpec | None = None, dimension
     if provider is None and settings.model is None and recorded is not None:
         return recorded
     if provider is None:
-        if recorded is not None:
+        if settings.model is not None and settings.model != LOCAL_MODEL:
+            provider = "voyage"  # only Voyage has models to choose from
+        elif recorded is not None:
             provider = recorded.provider
         else:
             provider = "voyage" if settings.voyage_api_key else "local"

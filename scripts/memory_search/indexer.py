@@ -127,6 +127,9 @@ class Indexer:
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
         meta = store.read_meta(conn, self.tables)
+        if meta and not store.indexed_files(conn, self.tables):
+            meta = {}  # an index that never got a file (a first run that failed) binds to no model
+            store.drop_schema(conn, self.tables)
         recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
         if rebuild:  # keep the recorded model unless another one is asked for
             asked = self.settings.provider is not None or self.settings.model is not None
@@ -134,7 +137,8 @@ class Indexer:
             store.drop_schema(conn, self.tables)
         else:
             spec = choose_spec(self.settings, recorded)
-            for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION)):
+            for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION),
+                                 ("schema_version", store.SCHEMA_VERSION)):
                 if meta and meta.get(key) != version:
                     raise IndexMismatch(
                         f"the index of {self.root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
@@ -160,7 +164,7 @@ class Indexer:
             self.progress.start(len(todo))
         batch: list[_Pending] = []
         for memory_file in todo:
-            pending = self._read(memory_file, stats)
+            pending = self._read(conn, memory_file, stats)
             if pending is None:
                 self._advance(0)
                 continue
@@ -180,12 +184,14 @@ class Indexer:
             self.progress.finish()
         return stats
 
-    def _read(self, memory_file: MemoryFile, stats: IndexStats) -> _Pending | None:
+    def _read(self, conn, memory_file: MemoryFile, stats: IndexStats) -> _Pending | None:
         try:
             memory, text = read_memory(memory_file)
         except BadMemory as reason:
             stats.failed += 1
             stats.failures.append({"path": memory_file.relpath, "reason": str(reason)})
+            store.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
+                                  memory_file.mtime_ns, str(reason))
             return None
         chunks = chunk_markdown(memory.body, memory.body_start_line)
         texts = [embedding_text(memory.title, chunk) for chunk in chunks]

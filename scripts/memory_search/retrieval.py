@@ -17,7 +17,7 @@ from .store import IndexInfo
 from .tokens import tokenize
 
 MODES = ("hybrid", "semantic", "keyword")
-FUSIONS = ("rrf", "weighted")
+FUSIONS = ("rrf", "rrf-equal", "weighted", "weighted-equal")  # rrf: the keyword leg weighted by the query share it matched
 RRF_K = 60
 BM25_K1, BM25_B = 1.2, 0.75
 POSTINGS_BUDGET = 50_000  # rarest query terms first, until their chunks add up to this many candidates
@@ -107,6 +107,12 @@ class Searcher:
                 legs["keyword"], weights["keyword"], term_weights = self._keyword(terms, request.filters, fetch)
             else:
                 term_weights = {term: 1.0 for term in terms}
+            if request.fusion == "rrf-equal":
+                weights = dict.fromkeys(legs, 1.0)
+            elif request.fusion == "weighted":
+                weights = {"semantic": 0.7, "keyword": 0.3 * weights.get("keyword", 0.0)}
+            elif request.fusion == "weighted-equal":
+                weights = {"semantic": 0.7, "keyword": 0.3}
             fused = fuse(legs, weights, request.fusion) if len(legs) > 1 else _single(legs)
             hits = self._collect(fused, legs, request, term_weights)
             exhausted = all(len(candidates) < fetch for candidates in legs.values())
@@ -274,9 +280,10 @@ def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
 
 
 def fuse(legs: dict[str, list[Candidate]], weights: dict[str, float], method: str = "rrf") -> list[tuple[int, float]]:
-    """Chunk ids by fused score, best first.
+    """Chunk ids by fused score, best first, scaled so that 1.0 means first in every leg.
 
-    rrf: sum of weight / (60 + rank). weighted: sum of weight * score scaled to 0..1 by the leg's best."""
+    rrf, rrf-equal: sum of weight / (60 + rank). weighted: sum of weight * score, the keyword
+    leg's BM25 scaled to 0..1 by its best score."""
     if method not in FUSIONS:
         raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
     scores: dict[int, float] = {}
@@ -284,14 +291,18 @@ def fuse(legs: dict[str, list[Candidate]], weights: dict[str, float], method: st
         weight = weights.get(leg, 1.0)
         if not candidates or weight <= 0:
             continue
-        if method == "rrf":
+        if method.startswith("rrf"):
             for rank, candidate in enumerate(candidates, 1):
                 scores[candidate.id] = scores.get(candidate.id, 0.0) + weight / (RRF_K + rank)
         else:
-            best = candidates[0].score or 1.0
+            best = candidates[0].score if leg == "keyword" and candidates[0].score > 0 else 1.0
             for candidate in candidates:
                 scores[candidate.id] = scores.get(candidate.id, 0.0) + weight * candidate.score / best
-    return sorted(scores.items(), key=lambda item: -item[1])
+    ceiling = sum(weight for leg, weight in weights.items() if legs.get(leg))
+    if method.startswith("rrf"):
+        ceiling /= RRF_K + 1
+    ceiling = ceiling or 1.0
+    return sorted(((chunk_id, score / ceiling) for chunk_id, score in scores.items()), key=lambda item: -item[1])
 
 
 def search(settings, request: SearchRequest, warn=lambda message: None) -> list[Hit]:

@@ -26,6 +26,7 @@ def index_status(settings) -> dict:
             "SELECT sum(pg_total_relation_size(to_regclass(name))) FROM unnest(%s::text[]) AS name",
             ([tables.chunks, tables.files, tables.terms, tables.meta],)).fetchone()[0]
         plan = Indexer(settings).plan(conn)
+        unreadable = store.unreadable_files(conn, tables)
     return {
         "memories_dir": str(root),
         "table": tables.chunks,
@@ -36,8 +37,9 @@ def index_status(settings) -> dict:
         "model": {"provider": meta["provider"], "model": meta["model"], "dimension": int(meta["dimension"])},
         "index_bytes": int(size or 0),
         "last_indexed_at": meta.get("last_indexed_at"),
-        "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted),
-                    "unreadable": len(plan.bad)},
+        "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)},
+        "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
+                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in plan.bad],
     }
 
 
@@ -54,4 +56,8 @@ def status_text(status: dict) -> str:
     behind = pending["new"] + pending["changed"] + pending["deleted"]
     lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
                  + ("; run index.py to catch up" if behind else "; up to date"))
+    for item in status["unreadable"][:10]:
+        lines.append(f"  unreadable {item['path']}: {item['reason']}")
+    if len(status["unreadable"]) > 10:
+        lines.append(f"  ... and {len(status['unreadable']) - 10} more unreadable (see --json)")
     return "\n".join(lines)

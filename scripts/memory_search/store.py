@@ -156,6 +156,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
                 size bigint NOT NULL,
                 mtime_ns bigint NOT NULL,
                 chunk_count integer NOT NULL,
+                error text,  -- why the file could not be indexed; it has no chunks then
                 indexed_at timestamptz NOT NULL DEFAULT now()
             );
             CREATE TABLE IF NOT EXISTS {tables.chunks} (
@@ -274,7 +275,7 @@ def replace_file(conn, tables: ManagedTables, file: FileRow, chunks: list[ChunkR
             f"INSERT INTO {tables.files} (filename, relpath, content_hash, size, mtime_ns, chunk_count, indexed_at) "
             "VALUES (%s, %s, %s, %s, %s, %s, now()) ON CONFLICT (filename) DO UPDATE SET "
             "relpath = EXCLUDED.relpath, content_hash = EXCLUDED.content_hash, size = EXCLUDED.size, "
-            "mtime_ns = EXCLUDED.mtime_ns, chunk_count = EXCLUDED.chunk_count, indexed_at = now()",
+            "mtime_ns = EXCLUDED.mtime_ns, chunk_count = EXCLUDED.chunk_count, error = NULL, indexed_at = now()",
             (file.filename, file.relpath, file.content_hash, file.size, file.mtime_ns, len(chunks)),
         )
         frontmatter = json.dumps(file.frontmatter, ensure_ascii=False)
@@ -293,6 +294,26 @@ def replace_file(conn, tables: ManagedTables, file: FileRow, chunks: list[ChunkR
             "ON CONFLICT (term) DO UPDATE SET df = " + tables.terms + ".df + EXCLUDED.df",
             (file.filename,),
         )
+
+
+def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, size: int, mtime_ns: int,
+                    reason: str) -> None:
+    """Remember a file that cannot be indexed, dropping what it held, until it changes again."""
+    with conn.transaction():
+        _forget_terms(conn, tables, filename)
+        conn.execute(f"DELETE FROM {tables.chunks} WHERE filename = %s", (filename,))
+        conn.execute(
+            f"INSERT INTO {tables.files} (filename, relpath, content_hash, size, mtime_ns, chunk_count, error) "
+            "VALUES (%s, %s, '', %s, %s, 0, %s) ON CONFLICT (filename) DO UPDATE SET relpath = EXCLUDED.relpath, "
+            "content_hash = '', size = EXCLUDED.size, mtime_ns = EXCLUDED.mtime_ns, chunk_count = 0, "
+            "error = EXCLUDED.error, indexed_at = now()",
+            (filename, relpath, size, mtime_ns, reason),
+        )
+
+
+def unreadable_files(conn, tables: ManagedTables) -> list[tuple[str, str]]:
+    """(relpath, reason) of the files the last runs could not index."""
+    return conn.execute(f"SELECT relpath, error FROM {tables.files} WHERE error IS NOT NULL ORDER BY relpath").fetchall()
 
 
 def touch_file(conn, tables: ManagedTables, filename: str, size: int, mtime_ns: int) -> None:

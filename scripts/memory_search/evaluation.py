@@ -1,0 +1,162 @@
+"""Retrieval quality on a BEIR-layout set, through the same indexer and search code as the scripts."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UsageError
+
+SEED = 20261130
+CUTOFFS = {"ndcg@10": 10, "recall@10": 10, "recall@100": 100, "mrr@10": 10}
+
+
+@dataclass
+class Dataset:
+    name: str
+    corpus: dict[str, tuple[str, str]]  # id -> (title, text)
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
+
+
+def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED) -> Dataset:
+    def jsonl(path: Path):
+        with open(path, encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    for path in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
+        if not path.is_file():
+            raise UsageError(f"{path} not found: DATASET_DIR needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
+    corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "") for doc in jsonl(folder / "corpus.jsonl")}
+    queries = {str(query["_id"]): query["text"] for query in jsonl(folder / "queries.jsonl")}
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path, encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            if int(row["score"]) > 0 and str(row["corpus-id"]) in corpus:
+                qrels.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = int(row["score"])
+    chosen = sorted(query_id for query_id in qrels if query_id in queries)
+    if limit_queries and limit_queries < len(chosen):
+        chosen = sorted(random.Random(seed).sample(chosen, limit_queries))
+    return Dataset(folder.name, corpus, {query_id: queries[query_id] for query_id in chosen},
+                   {query_id: qrels[query_id] for query_id in chosen})
+
+
+def write_memories(dataset: Dataset, root: Path) -> dict[str, str]:
+    """Each document as wiki/<id>.md with its title in the frontmatter; returns path -> doc id."""
+    import yaml
+
+    paths = {}
+    for number, (doc_id, (title, text)) in enumerate(dataset.corpus.items()):
+        name = re.sub(r"[^A-Za-z0-9_-]+", "_", doc_id)[:80] + f"-{number}.md"
+        path = root / "wiki" / name[:2] / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        head = yaml.safe_dump({"title": title} if title else {"doc_id": doc_id}, allow_unicode=True)
+        path.write_text(f"---\n{head}---\n{text}\n", encoding="utf-8")
+        paths[str(path)] = doc_id
+    return paths
+
+
+def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    gains = sum((2 ** relevant.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sum((2 ** grade - 1) / math.log2(i + 2)
+                for i, grade in enumerate(sorted(relevant.values(), reverse=True)[:k]))
+    return gains / ideal if ideal else 0.0
+
+
+def recall(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant)
+
+
+def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    for i, doc in enumerate(ranked[:k]):
+        if doc in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def score_run(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
+    totals = dict.fromkeys(CUTOFFS, 0.0)
+    for query_id, ranked in runs.items():
+        relevant = dataset.qrels[query_id]
+        totals["ndcg@10"] += ndcg(ranked, relevant, 10)
+        totals["recall@10"] += recall(ranked, relevant, 10)
+        totals["recall@100"] += recall(ranked, relevant, 100)
+        totals["mrr@10"] += mrr(ranked, relevant, 10)
+    return {name: round(value / max(len(runs), 1), 4) for name, value in totals.items()}
+
+
+class _RememberingEmbedder:
+    """Embeds each query once, however many modes ask for it."""
+
+    def __init__(self, embedder):
+        self.embedder, self.spec, self.seen = embedder, embedder.spec, {}
+
+    def embed_query(self, text):
+        if text not in self.seen:
+            self.seen[text] = self.embedder.embed_query(text)
+        return self.seen[text]
+
+
+@dataclass
+class Report:
+    dataset: str
+    split: str
+    queries: int
+    documents: int
+    index_seconds: float
+    results: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> metrics
+    query_ms: dict[str, float] = field(default_factory=dict)  # mode -> median latency
+
+
+def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
+             progress=None, keep_dir: Path | None = None) -> Report:
+    """Index the set as a memories directory, run every query in every mode, and score the runs."""
+    from . import store
+    from .database import connect
+    from .embedding import choose_spec, make_embedder, voyage_reranker
+    from .filters import Filters
+    from .indexer import Indexer
+    from .retrieval import RERANK_MODEL, SearchRequest, Searcher
+
+    dataset = load_dataset(folder, split, limit_queries)
+    workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir
+    root = workdir / "memories"
+    try:
+        paths = write_memories(dataset, root)
+        run_settings = settings.with_overrides(memories_dir=str(root))
+        started = time.monotonic()
+        Indexer(run_settings, progress=progress).run()
+        report = Report(dataset.name, split, len(dataset.queries), len(dataset.corpus),
+                        round(time.monotonic() - started, 1))
+        with connect(run_settings, read_only=True) as conn:
+            info = store.open_index(conn, run_settings.memories_root)
+            embedder = _RememberingEmbedder(make_embedder(choose_spec(run_settings, info.spec), run_settings))
+            reranker = voyage_reranker(run_settings, RERANK_MODEL) if settings.voyage_api_key else None
+            searcher = Searcher(conn, info, embedder, run_settings.memories_root, reranker)
+            for mode in modes:
+                leg, _, fusion = mode.partition(":")
+                request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, filters=Filters(),
+                               rerank=leg == "rerank", fusion=fusion or "rrf")
+                runs, timings = {}, []
+                for query_id, text in dataset.queries.items():
+                    began = time.perf_counter()
+                    hits = searcher.search(SearchRequest(query=text, **request))
+                    timings.append(time.perf_counter() - began)
+                    runs[query_id] = [paths[hit.path] for hit in hits]
+                report.results[mode] = score_run(runs, dataset)
+                report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
+        return report
+    finally:
+        with connect(settings.with_overrides(memories_dir=str(root)), read_only=False) as conn:
+            store.drop_schema(conn, store.ManagedTables(store.managed_prefix(Path(str(root)).absolute())))
+        if keep_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
