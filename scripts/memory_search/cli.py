@@ -128,7 +128,21 @@ def search_command(query, top, scope, include_superseded, output, no_dedupe, mod
 
 
 def _search(settings: Settings, request):
-    warn = lambda message: click.echo(f"search.py: warning: {message}", err=True)  # noqa: E731
+    """Through the warm helper when it runs; else in-process, starting the helper for next time."""
+    def warn(message):
+        click.echo(f"search.py: warning: {message}", err=True)
+
+    if settings.daemon:
+        from . import daemon
+
+        try:
+            hits, warnings = daemon.ask(settings, request)
+        except daemon.Unavailable:
+            daemon.start_in_background()
+        else:
+            for message in warnings:
+                warn(message)
+            return hits
     from .retrieval import search
 
     return search(settings, request, warn)
@@ -269,6 +283,9 @@ def db_command(action):
     if action == "start":
         click.echo(server.start())
     elif action == "stop":
+        from . import daemon
+
+        daemon.stop()  # its connections would break anyway
         click.echo("stopped" if server.stop() else "not running")
     else:
         url = server.running_url()

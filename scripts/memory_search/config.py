@@ -26,6 +26,8 @@ Environment:
   MEMORIES_EMBEDDING_MODEL      Voyage model (default voyage-3-large)
   VOYAGE_API_KEY                Voyage AI key
   MEMORIES_VOYAGE_BASE_URL      Voyage API address (proxies, tests)
+  MEMORIES_NO_DAEMON=1          never use the warm helper process
+  MEMORIES_HELPER_IDLE          seconds before an idle helper exits (900)
   MEMORIES_DEBUG=1              show a traceback on unexpected errors"""
 
 RECENT_ENVIRONMENT_HELP = """\b

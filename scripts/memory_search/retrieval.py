@@ -305,20 +305,34 @@ def fuse(legs: dict[str, list[Candidate]], weights: dict[str, float], method: st
     return sorted(((chunk_id, score / ceiling) for chunk_id, score in scores.items()), key=lambda item: -item[1])
 
 
-def search(settings, request: SearchRequest, warn=lambda message: None) -> list[Hit]:
-    """Open the index for the settings' memories directory and run one request against it."""
+def search(settings, request: SearchRequest, warn=lambda message: None, connection=None,
+           embedders: dict | None = None) -> list[Hit]:
+    """Open the index for the settings' memories directory and run one request against it.
+
+    A caller that keeps state warm passes its own read-only connection and embedder cache."""
     from .database import connect
-    from .embedding import choose_spec, make_embedder, voyage_reranker
     from .errors import MemoriesMissing
-    from .store import open_index
 
     root = settings.memories_root
     if not root.is_dir():
         raise MemoriesMissing(f"memories directory {settings.memories_dir} not found: set MEMORIES_DIR or --memories")
-    with connect(settings, read_only=True) as conn:
-        info = open_index(conn, root, settings.table)
-        embedder = None
-        if (request.mode or "") != "keyword":
-            embedder = make_embedder(choose_spec(settings, info.spec, info.dimension), settings)
-        reranker = voyage_reranker(settings, RERANK_MODEL) if request.rerank and settings.voyage_api_key else None
-        return Searcher(conn, info, embedder, root, reranker, warn).search(request)
+    if connection is None:
+        with connect(settings, read_only=True) as conn:
+            return _search(conn, settings, request, warn, {} if embedders is None else embedders)
+    return _search(connection, settings, request, warn, {} if embedders is None else embedders)
+
+
+def _search(conn, settings, request: SearchRequest, warn, embedders: dict) -> list[Hit]:
+    from .embedding import choose_spec, make_embedder, voyage_reranker
+    from .store import open_index
+
+    root = settings.memories_root
+    info = open_index(conn, root, settings.table)
+    embedder = None
+    if (request.mode or "") != "keyword":
+        spec = choose_spec(settings, info.spec, info.dimension)
+        embedder = embedders.get(spec.key)
+        if embedder is None:
+            embedder = embedders[spec.key] = make_embedder(spec, settings)
+    reranker = voyage_reranker(settings, RERANK_MODEL) if request.rerank and settings.voyage_api_key else None
+    return Searcher(conn, info, embedder, root, reranker, warn).search(request)
