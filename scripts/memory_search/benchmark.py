@@ -6,6 +6,7 @@ cache and helper are never touched."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import statistics
@@ -105,16 +106,38 @@ class Report:
     freshness: dict = field(default_factory=dict)
 
 
-def run_process(command: list[str], env: dict) -> tuple[float, int]:
-    """Wall time and peak RSS (KB) of one fresh process."""
+# Fresh processes are started by a small runner process: a child forked from this (large) process
+# would report this process's memory as its own peak.
+_RUNNER = """
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    child = subprocess.Popen(job["command"], env=job["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{' '.join(command[1:3])} failed: {process.stderr.read().decode()[:300]}")
-    return elapsed, usage.ru_maxrss
+    print(json.dumps({"seconds": elapsed, "peak_kb": usage.ru_maxrss, "code": os.waitstatus_to_exitcode(status),
+                      "stderr": child.stderr.read().decode(errors="replace")[:300]}), flush=True)
+"""
+
+
+class Runner:
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", _RUNNER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+
+    def run(self, command: list[str], env: dict) -> tuple[float, int]:
+        """Wall time (s) and peak RSS (KB) of one fresh process."""
+        self.process.stdin.write(json.dumps({"command": command, "env": env}) + "\n")
+        self.process.stdin.flush()
+        result = json.loads(self.process.stdout.readline())
+        if result["code"] != 0:
+            raise RuntimeError(f"{' '.join(command[1:3])} failed: {result['stderr']}")
+        return result["seconds"], result["peak_kb"]
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
 
 
 class Bench:
@@ -126,6 +149,7 @@ class Bench:
                     if not key.startswith(("MEMORIES_", "VOYAGE_", "COCOINDEX_"))}
         self.env.update({"MEMORIES_DATA_DIR": str(self.workdir / "data"), "XDG_RUNTIME_DIR": str(self.workdir / "run"),
                          "HOME": str(self.workdir / "home")})
+        self.runner = Runner()
         (self.workdir / "run").mkdir()
         (self.workdir / "home").mkdir()
         os.environ.update({key: self.env[key] for key in ("MEMORIES_DATA_DIR", "XDG_RUNTIME_DIR")})
@@ -217,7 +241,7 @@ class Bench:
                 self._warm_helper(root)
             times, peaks = [], []
             for run in range(self.runs):
-                elapsed, peak = run_process(self.script("search", QUERIES[run % len(QUERIES)], root=root,
+                elapsed, peak = self.runner.run(self.script("search", QUERIES[run % len(QUERIES)], root=root,
                                                            helper=helper), self.env)
                 times.append(elapsed)
                 peaks.append(peak)
@@ -227,11 +251,11 @@ class Bench:
 
     def _warm_helper(self, root: Path) -> None:
         for _ in range(50):
-            run_process(self.script("search", "warm", root=root, helper=True), self.env)
+            self.runner.run(self.script("search", "warm", root=root, helper=True), self.env)
             from . import daemon
 
             if daemon.socket_path().exists():
-                run_process(self.script("search", "warm", root=root, helper=True), self.env)
+                self.runner.run(self.script("search", "warm", root=root, helper=True), self.env)
                 return
             time.sleep(0.2)
 
@@ -245,7 +269,7 @@ class Bench:
         generate(root, files, seed=5)
         times, peaks = [], []
         for _ in range(self.runs):
-            elapsed, peak = run_process(self.script("recent", "--kind", "all", root=root), self.env)
+            elapsed, peak = self.runner.run(self.script("recent", "--kind", "all", root=root), self.env)
             times.append(elapsed)
             peaks.append(peak)
         return {"files": files, **Timing.of(times, peaks).__dict__}
@@ -254,10 +278,10 @@ class Bench:
         """A no-op index run over `files` files, then a one-file edit (real model for that file)."""
         root = self.workdir / "fresh"
         self.load(root, files, 1)
-        noop = [run_process(self.script("index", root=root), self.env)[0] for _ in range(3)]
+        noop = [self.runner.run(self.script("index", root=root), self.env)[0] for _ in range(3)]
         target = next(iter(sorted((root / "wiki").rglob("*.md"))))
         target.write_text(target.read_text(encoding="utf-8") + f"\nEdited at {time.time_ns()}.\n", encoding="utf-8")
-        edit = run_process(self.script("index", root=root), self.env)[0]
+        edit = self.runner.run(self.script("index", root=root), self.env)[0]
         return {"files": files, "noop_index_s": round(statistics.median(noop), 3), "one_file_edit_s": round(edit, 3)}
 
     def close(self) -> None:
@@ -266,5 +290,6 @@ class Bench:
         from .database import EmbeddedServer
 
         self._stop_helper()
+        self.runner.close()
         EmbeddedServer(self.workdir / "data").stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
