@@ -17,7 +17,7 @@ from .store import IndexInfo
 from .tokens import tokenize
 
 MODES = ("hybrid", "semantic", "keyword")
-FUSIONS = ("rrf", "rrf-equal", "weighted", "weighted-equal")  # rrf: the keyword leg weighted by the query share it matched
+FUSIONS = ("rrf", "rrf-equal", "weighted", "weighted-equal")
 RRF_K = 60
 BM25_K1, BM25_B = 1.2, 0.75
 POSTINGS_BUDGET = 50_000  # rarest query terms first, until their chunks add up to this many candidates
@@ -52,6 +52,7 @@ class Candidate:
     start_line: int | None = None
     end_line: int | None = None
     record: dict | None = None  # managed index: the record's columns
+    coverage: float = 1.0  # keyword leg: the share of the query's term weight this chunk matched
 
 
 @dataclass
@@ -99,21 +100,13 @@ class Searcher:
         fetch = max(request.top * 3, 30)
         while True:
             legs: dict[str, list[Candidate]] = {}
-            weights: dict[str, float] = {}
             if vector is not None:
                 legs["semantic"] = self._semantic(vector, request.filters, fetch)
-                weights["semantic"] = 1.0
             if mode != "semantic":
-                legs["keyword"], weights["keyword"], term_weights = self._keyword(terms, request.filters, fetch)
+                legs["keyword"], term_weights = self._keyword(terms, request.filters, fetch)
             else:
                 term_weights = {term: 1.0 for term in terms}
-            if request.fusion == "rrf-equal":
-                weights = dict.fromkeys(legs, 1.0)
-            elif request.fusion == "weighted":
-                weights = {"semantic": 0.7, "keyword": 0.3 * weights.get("keyword", 0.0)}
-            elif request.fusion == "weighted-equal":
-                weights = {"semantic": 0.7, "keyword": 0.3}
-            fused = fuse(legs, weights, request.fusion) if len(legs) > 1 else _single(legs)
+            fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
             hits = self._collect(fused, legs, request, term_weights)
             exhausted = all(len(candidates) < fetch for candidates in legs.values())
             if len(hits) >= request.top or exhausted:
@@ -150,18 +143,18 @@ class Searcher:
         candidates.sort(key=lambda candidate: -candidate.score)
         return candidates
 
-    def _keyword(self, terms: Counter, filters: Filters, limit: int) -> tuple[list[Candidate], float, dict]:
-        """BM25 over the lexical column. Returns candidates, the leg's weight in fusion, term weights."""
+    def _keyword(self, terms: Counter, filters: Filters, limit: int) -> tuple[list[Candidate], dict]:
+        """BM25 over the lexical column. Returns candidates and the query terms' weights."""
         info = self.info
         if not terms:
-            return [], 0.0, {}
+            return [], {}
         frequencies = dict(self.conn.execute(
             f"SELECT term, df FROM {info.tables.terms} WHERE term = ANY(%s)", (list(terms),)).fetchall())
         total = max(info.chunk_count, 1)
         weights = {term: count * _idf(frequencies.get(term, 0), total) for term, count in terms.items()}
         present = sorted((term for term in terms if frequencies.get(term, 0) > 0), key=lambda t: frequencies[t])
         if not present:
-            return [], 0.0, weights
+            return [], weights
         probe, postings = [], 0
         for term in present:
             if probe and postings + frequencies[term] > POSTINGS_BUDGET:
@@ -180,11 +173,13 @@ class Searcher:
             f"WHERE {where} ORDER BY matched.score DESC LIMIT %s"
         )
         rows = self.conn.execute(sql, [average, list(weights), list(weights.values()), probe, *params, limit]).fetchall()
-        candidates = [self._candidate(row[:-1]) for row in rows]
-        # The leg's voice in fusion: how much of the query's weight its best chunk matched.
-        # A query in another language than the notes matches little, and so barely moves the fused list.
-        coverage = (rows[0][-1] / sum(weights.values())) if rows else 0.0
-        return candidates, min(1.0, coverage), weights
+        total = sum(weights.values())
+        candidates = []
+        for row in rows:
+            candidate = self._candidate(row[:-1])
+            candidate.coverage = min(1.0, row[-1] / total)
+            candidates.append(candidate)
+        return candidates, weights
 
     def _candidate(self, row) -> Candidate:
         if self.info.managed:
@@ -279,26 +274,34 @@ def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
     return [(candidate.id, candidate.score) for candidate in candidates]
 
 
-def fuse(legs: dict[str, list[Candidate]], weights: dict[str, float], method: str = "rrf") -> list[tuple[int, float]]:
+def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[int, float]]:
     """Chunk ids by fused score, best first, scaled so that 1.0 means first in every leg.
 
-    rrf, rrf-equal: sum of weight / (60 + rank). weighted: sum of weight * score, the keyword
-    leg's BM25 scaled to 0..1 by its best score."""
+    rrf: reciprocal rank fusion (k=60) in which a keyword hit counts in proportion to the share of
+    the query it matched, so a leg without signal (a Japanese question over English notes, matched
+    on one stray word) cannot outvote one with signal. rrf-equal: plain RRF. weighted: 0.7 x cosine
+    + 0.3 x BM25 scaled by the leg's best, the BM25 part also scaled by coverage; weighted-equal:
+    without that scaling."""
     if method not in FUSIONS:
         raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
+    if method.startswith("weighted"):
+        leg_weights = {"semantic": 0.7, "keyword": 0.3}
+    else:
+        leg_weights = {"semantic": 1.0, "keyword": 1.0}
+    by_coverage = not method.endswith("-equal")
     scores: dict[int, float] = {}
     for leg, candidates in legs.items():
-        weight = weights.get(leg, 1.0)
-        if not candidates or weight <= 0:
+        if not candidates:
             continue
-        if method.startswith("rrf"):
-            for rank, candidate in enumerate(candidates, 1):
-                scores[candidate.id] = scores.get(candidate.id, 0.0) + weight / (RRF_K + rank)
-        else:
-            best = candidates[0].score if leg == "keyword" and candidates[0].score > 0 else 1.0
-            for candidate in candidates:
-                scores[candidate.id] = scores.get(candidate.id, 0.0) + weight * candidate.score / best
-    ceiling = sum(weight for leg, weight in weights.items() if legs.get(leg))
+        best = candidates[0].score if leg == "keyword" and candidates[0].score > 0 else 1.0
+        for rank, candidate in enumerate(candidates, 1):
+            weight = leg_weights[leg] * (candidate.coverage if by_coverage else 1.0)
+            if method.startswith("rrf"):
+                contribution = weight / (RRF_K + rank)
+            else:
+                contribution = weight * candidate.score / best
+            scores[candidate.id] = scores.get(candidate.id, 0.0) + contribution
+    ceiling = sum(leg_weights[leg] for leg, candidates in legs.items() if candidates)
     if method.startswith("rrf"):
         ceiling /= RRF_K + 1
     ceiling = ceiling or 1.0

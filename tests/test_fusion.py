@@ -1,0 +1,41 @@
+"""Fusing the semantic and keyword legs."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_search.errors import UsageError
+from memory_search.retrieval import Candidate, fuse
+
+
+def _legs(coverage: float):
+    semantic = [Candidate(1, "a", "", 0.90), Candidate(2, "b", "", 0.89), Candidate(3, "c", "", 0.88)]
+    keyword = [Candidate(3, "c", "", 7.0, coverage=coverage)]
+    return {"semantic": semantic, "keyword": keyword}
+
+
+def test_first_in_every_leg_scores_one():
+    fused = fuse({"semantic": [Candidate(1, "a", "", 0.9)], "keyword": [Candidate(1, "a", "", 3.0)]})
+    assert fused == [(1, pytest.approx(1.0))]
+
+
+def test_a_keyword_hit_counts_by_the_share_of_the_query_it_matched():
+    alone = dict(fuse({"semantic": _legs(1.0)["semantic"], "keyword": [Candidate(9, "z", "", 1.0)]}))
+    strong = dict(fuse(_legs(coverage=1.0)))
+    weak = dict(fuse(_legs(coverage=0.05)))
+    assert strong[3] > strong[1]  # a full match lifts a lower semantic hit to the top
+    assert weak[3] - alone[3] == pytest.approx(0.05 * (strong[3] - alone[3]))
+
+
+def test_plain_rrf_ignores_coverage():
+    assert fuse(_legs(0.05), "rrf-equal") == fuse(_legs(1.0), "rrf-equal")
+
+
+def test_an_empty_leg_changes_nothing():
+    semantic = _legs(1.0)["semantic"]
+    assert [chunk for chunk, _ in fuse({"semantic": semantic, "keyword": []})] == [1, 2, 3]
+
+
+def test_unknown_fusion_is_a_usage_error():
+    with pytest.raises(UsageError):
+        fuse(_legs(1.0), "max")

@@ -1,0 +1,37 @@
+"""Tokens and chunks: what the keyword leg and the line ranges are built from."""
+
+from __future__ import annotations
+
+from memory_search.chunking import MAX_CHARS, chunk_markdown
+from memory_search.memories import split_frontmatter
+from memory_search.tokens import tokenize
+
+
+def test_japanese_runs_become_bigrams_so_short_words_match_inside_long_runs():
+    assert "配置" in tokenize("来期のサーバー配置計画")
+    assert set(tokenize("配置")) <= set(tokenize("来期のサーバー配置計画"))
+
+
+def test_latin_words_are_folded_and_stemmed_the_same_for_queries_and_documents():
+    assert tokenize("Indexing the ＩＮＤＥＸＥＳ") == tokenize("index the indexes")
+    assert "err_pgvector_dim_mismatch" not in tokenize("ERR_PGVECTOR_DIM_MISMATCH")  # split at underscores
+    assert {"err", "pgvector", "dim", "mismatch"} <= set(tokenize("ERR_PGVECTOR_DIM_MISMATCH"))
+
+
+def test_chunks_keep_the_file_lines_they_came_from():
+    text = "---\ntitle: T\n---\n# Title\n\nfirst paragraph\n\n## Part\n\nsecond paragraph\nstill second\n"
+    _, body, first_line = split_frontmatter(text)
+    chunks = chunk_markdown(body, first_line)
+    lines = text.split("\n")
+    for chunk in chunks:
+        assert "\n".join(lines[chunk.start_line - 1:chunk.end_line]).strip() == chunk.text
+    assert chunks[-1].heading == "Title > Part" and chunks[-1].text.endswith("still second")
+
+
+def test_long_sections_are_split_and_code_fences_stay_whole():
+    paragraphs = "\n\n".join(f"Paragraph {i} " + "word " * 60 for i in range(12))
+    fence = "```\n" + "\n".join(f"line {i}" for i in range(20)) + "\n```"
+    chunks = chunk_markdown(f"# Doc\n\n{paragraphs}\n\n{fence}\n")
+    assert all(len(chunk.text) <= MAX_CHARS for chunk in chunks)
+    assert any(chunk.text.startswith("```") and chunk.text.endswith("```") for chunk in chunks)
+    assert len(chunks) >= 4
