@@ -7,7 +7,6 @@ from dataclasses import asdict
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
-SNIPPET_CHARS = 200
 
 
 def _json(value) -> str:
@@ -23,7 +22,7 @@ def hits_markdown(hits, explain: bool = False) -> str:
             f"### {number}. {hit.title}  _(score: {hit.score:.3f})_",
             f"- **path**: `{hit.path}`",
             f"- **status**: {hit.status}  **tags**: {', '.join(hit.tags)}",
-            f"- **snippet**: {hit.snippet[:SNIPPET_CHARS]}",
+            f"- **snippet**: {hit.snippet}",
         ]
         if explain:
             lines.append(f"- **explain**: {_explain(hit)}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from .embedding import Embedder, vector_literal
 from .errors import UsageError
 from .filters import Filters, matches, sql_conditions
-from .memories import read_frontmatter, relative_path
+from .memories import as_list, kind_of, normalize_status, read_frontmatter, record_date, relative_path
 from .snippets import snippet
 from .store import IndexInfo
 from .tokens import tokenize
@@ -164,15 +164,16 @@ class Searcher:
         clauses, params = sql_conditions(filters)
         where = " AND ".join(["terms ?| %s::text[]"] + clauses)
         average = info.average_terms or 1.0
+        saturation = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.term_count / %s)"
         sql = (
             f"SELECT {_MANAGED_COLUMNS}, matched.score, matched.weight FROM {info.table} c, LATERAL ("
-            f"  SELECT sum(q.w * x.tf * {BM25_K1 + 1} / (x.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.term_count / %s))) AS score,"
-            "          sum(q.w) AS weight"
+            f"  SELECT sum(q.w * x.tf * {BM25_K1 + 1} / (x.tf + {saturation})) AS score, sum(q.w) AS weight"
             "  FROM unnest(%s::text[], %s::float8[]) AS q(t, w), LATERAL (SELECT (c.terms ->> q.t)::float8 AS tf) x"
             "  WHERE x.tf IS NOT NULL) matched "
             f"WHERE {where} ORDER BY matched.score DESC LIMIT %s"
         )
-        rows = self.conn.execute(sql, [average, list(weights), list(weights.values()), probe, *params, limit]).fetchall()
+        rows = self.conn.execute(sql, [average, list(weights), list(weights.values()), probe, *params,
+                                       limit]).fetchall()
         total = sum(weights.values())
         candidates = []
         for row in rows:
@@ -233,9 +234,7 @@ class Searcher:
 
     def _hit(self, candidate: Candidate, path: str, frontmatter: dict, score: float, legs: dict,
              term_weights: dict) -> Hit:
-        from .memories import as_list, kind_of, normalize_status, record_date
-
-        text, line = snippet(candidate.chunk_text, term_weights)
+        text = snippet(candidate.chunk_text, term_weights)
         record = candidate.record
         relative = str(relative_path(path, self.root))
         if record is None:

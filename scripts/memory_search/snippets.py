@@ -11,8 +11,8 @@ _SPACE = re.compile(r"\s+")
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
 
 
-def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) -> tuple[str, int]:
-    """(snippet, index of the line it starts at) for the line with the most query weight, then what follows."""
+def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) -> str:
+    """The line of a chunk with the most query weight, and what follows it, in at most `limit` characters."""
     lines = text.split("\n")
     best, best_score = 0, 0.0
     for number, line in enumerate(lines):
@@ -31,4 +31,4 @@ def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) ->
     joined = " ".join(pieces)
     if len(joined) > limit:
         joined = joined[: limit - 1].rstrip() + "…"
-    return joined, best
+    return joined
