@@ -113,9 +113,9 @@ def as_json(value) -> str:
 def eval_text(report) -> str:
     lines = [f"{report.dataset} ({report.split}): {report.queries} queries over {report.documents} documents; "
              f"indexed in {report.index_seconds:.1f} s",
-             f"{'mode':<18} {'nDCG@10':>8} {'R@10':>8} {'R@100':>8} {'MRR@10':>8} {'median ms':>10}"]
+             f"{'mode':<22} {'nDCG@10':>8} {'R@10':>8} {'R@100':>8} {'MRR@10':>8} {'median ms':>10}"]
     for mode, metrics in report.results.items():
-        lines.append(f"{mode:<18} {metrics['ndcg@10']:>8.4f} {metrics['recall@10']:>8.4f} "
+        lines.append(f"{mode:<22} {metrics['ndcg@10']:>8.4f} {metrics['recall@10']:>8.4f} "
                      f"{metrics['recall@100']:>8.4f} {metrics['mrr@10']:>8.4f} {report.query_ms[mode]:>10.1f}")
     return "\n".join(lines)
 
