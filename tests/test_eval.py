@@ -1,0 +1,24 @@
+"""eval.py over our own cross-lingual set: the same retrieval code, scored."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ROOT, run_script
+
+
+def test_a_question_in_another_language_does_no_worse_in_hybrid_than_in_semantic(env):
+    result = run_script("eval", str(ROOT / "examples/eval/ja-questions-en-notes"), "--split", "test",
+                        "--modes", "keyword,semantic,hybrid", "--json", env=env, check=True, timeout=600)
+    report = json.loads(result.stdout)
+    assert report["queries"] == 30 and report["documents"] == 40
+    scores = {mode: metrics["ndcg@10"] for mode, metrics in report["results"].items()}
+    assert scores["keyword"] < scores["semantic"]  # the keyword leg has little signal here
+    assert scores["hybrid"] >= scores["semantic"]
+    for metrics in report["results"].values():
+        assert set(metrics) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"}
+
+
+def test_eval_refuses_a_folder_without_the_beir_files(env, tmp_path):
+    result = run_script("eval", str(tmp_path), "--split", "test", env=env)
+    assert result.returncode == 2 and "corpus.jsonl" in result.stderr
