@@ -12,8 +12,8 @@ from .chunking import CHUNKER_VERSION, chunk_markdown, embedding_text
 from .config import Settings
 from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder, vector_literal
-from .errors import IndexBusy, IndexMismatch, MemoriesMissing
-from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory
+from .errors import IndexBusy, IndexMismatch
+from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory, require_directory
 from .tokens import TOKENIZER_VERSION, term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy
@@ -92,8 +92,7 @@ class Indexer:
         self.tables = store.ManagedTables(store.managed_prefix(self.root))
 
     def _check_root(self):
-        if not self.root.is_dir():
-            raise MemoriesMissing(f"memories directory {self.settings.memories_dir} not found: set MEMORIES_DIR or --memories")
+        require_directory(self.root)
 
     def plan(self, conn) -> Plan:
         self._check_root()

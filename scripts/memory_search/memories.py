@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .errors import MemoriesMissing
+
 RAW_KINDS = ("session", "web", "minutes")
 SCOPES = ("session", "web", "minutes", "wiki", "all")
 INACTIVE_STATUSES = ("superseded", "deprecated")
@@ -21,6 +23,13 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 DATE_FOLDER = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TIMED_NAME = re.compile(r"^(\d{6})_.+\.md$")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+def require_directory(root: Path) -> Path:
+    """The memories directory, or MemoriesMissing saying how to point at it."""
+    if not root.is_dir():
+        raise MemoriesMissing(f"memories directory {root} not found: set MEMORIES_DIR or --memories")
+    return root
 
 
 class BadMemory(Exception):

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import MemoriesMissing, UsageError
-from .memories import DATE_FOLDER, RAW_KINDS, TIMED_NAME, as_list, normalize_status, read_frontmatter
+from .errors import UsageError
+from .memories import DATE_FOLDER, RAW_KINDS, TIMED_NAME, as_list, normalize_status, read_frontmatter, require_directory
 
 RECENT_KINDS = RAW_KINDS + ("all",)
 
@@ -33,8 +33,7 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     """Newest first: (date folder, HHMMSS) descending, optionally within `days` days and one project."""
     if kind not in RECENT_KINDS:
         raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(RECENT_KINDS)}")
-    if not memories_root.is_dir():
-        raise MemoriesMissing(f"memories directory {memories_root} not found: set MEMORIES_DIR or --memories")
+    require_directory(memories_root)
     oldest = None
     if days is not None:
         oldest = ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()

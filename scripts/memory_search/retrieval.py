@@ -11,7 +11,8 @@ from pathlib import Path
 from .embedding import Embedder, vector_literal
 from .errors import UsageError
 from .filters import Filters, matches, sql_conditions
-from .memories import as_list, kind_of, normalize_status, read_frontmatter, record_date, relative_path
+from .memories import (as_list, kind_of, normalize_status, read_frontmatter, record_date, relative_path,
+                       require_directory)
 from .snippets import snippet
 from .store import IndexInfo
 from .tokens import tokenize
@@ -313,11 +314,8 @@ def search(settings, request: SearchRequest, warn=lambda message: None, connecti
 
     A caller that keeps state warm passes its own read-only connection and embedder cache."""
     from .database import connect
-    from .errors import MemoriesMissing
 
-    root = settings.memories_root
-    if not root.is_dir():
-        raise MemoriesMissing(f"memories directory {settings.memories_dir} not found: set MEMORIES_DIR or --memories")
+    require_directory(settings.memories_root)
     if connection is None:
         with connect(settings, read_only=True) as conn:
             return _search(conn, settings, request, warn, {} if embedders is None else embedders)

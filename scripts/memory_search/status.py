@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from . import store
 from .database import connect
-from .errors import IndexMissing, MemoriesMissing
+from .errors import IndexMissing
+from .memories import require_directory
 
 
 def index_status(settings) -> dict:
     from .indexer import Indexer
 
-    root = settings.memories_root
-    if not root.is_dir():
-        raise MemoriesMissing(f"memories directory {settings.memories_dir} not found: set MEMORIES_DIR or --memories")
+    root = require_directory(settings.memories_root)
     tables = store.ManagedTables(store.managed_prefix(root))
     with connect(settings, read_only=True) as conn:
         meta = store.read_meta(conn, tables)
