@@ -145,7 +145,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             for mode in modes:
                 leg, _, fusion = mode.partition(":")
                 request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, filters=Filters(),
-                               rerank=leg == "rerank", fusion=fusion or "rrf")
+                               rerank=leg == "rerank", fusion=fusion or "rrf", snippets=False)
                 runs, timings = {}, []
                 for query_id, text in dataset.queries.items():
                     began = time.perf_counter()

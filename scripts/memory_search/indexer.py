@@ -109,10 +109,11 @@ class Indexer:
             self._lock(conn, wait)
             spec = self._prepare(conn, rebuild)
             stats = self._update(conn, spec)
-            statistics = store.refresh_statistics(conn, self.tables)
             store.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-            if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
-                self._ensure_hnsw(conn, spec)
+            if stats.success or stats.deleted or stats.failed or rebuild:
+                statistics = store.refresh_statistics(conn, self.tables)
+                if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
+                    self._ensure_hnsw(conn, spec)
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 

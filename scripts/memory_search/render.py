@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
@@ -67,7 +66,8 @@ _RECORD_KEYS = ("date", "time", "ended_at", "started_at", "title", "project", "d
 
 
 def records_json(records) -> str:
-    return _json([{key: asdict(record)[key] for key in _RECORD_KEYS} | {"kind": record.kind} for record in records])
+    """The original's keys in its order, then `kind`."""
+    return _json([{key: getattr(record, key) for key in _RECORD_KEYS + ("kind",)} for record in records])
 
 
 def records_paths(records) -> str:

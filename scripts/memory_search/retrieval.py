@@ -40,6 +40,7 @@ class SearchRequest:
     min_score: float | None = None
     rerank: bool = False
     fusion: str = "rrf"
+    snippets: bool = True  # eval needs only the ranking
 
 
 @dataclass
@@ -215,7 +216,8 @@ class Searcher:
                 continue
             path, frontmatter = admitted
             seen.add(path)
-            hits.append(self._hit(candidate, path, frontmatter, score, ranks[chunk_id], term_weights))
+            hits.append(self._hit(candidate, path, frontmatter, score, ranks[chunk_id],
+                                  term_weights if request.snippets else None))
             if len(hits) >= max(request.top, RERANK_CANDIDATES if request.rerank else 0):
                 break
         return hits
@@ -235,7 +237,7 @@ class Searcher:
 
     def _hit(self, candidate: Candidate, path: str, frontmatter: dict, score: float, legs: dict,
              term_weights: dict) -> Hit:
-        text = snippet(candidate.chunk_text, term_weights)
+        text = snippet(candidate.chunk_text, term_weights) if term_weights is not None else ""
         record = candidate.record
         relative = str(relative_path(path, self.root))
         if record is None:
