@@ -19,23 +19,36 @@ from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent.parent
 
-EN_WORDS = ("index database query vector search memory session release deploy backup review commit test "
-            "pipeline cache latency embedding chunk token model server client schema migration hook budget "
-            "retry error timeout network config docker postgres python agent skill wiki minutes page archive "
-            "decision owner deadline incident metric alert dashboard tuning recall precision ranking").split()
-JA_WORDS = ("検索 索引 記憶 要約 会議 議事録 決定 担当 期限 障害 復旧 設定 環境 移行 性能 遅延 品質 評価 "
-            "運用 監視 通知 手順 確認 修正 対応 課題 計画 振り返り 改善 共有 資料 仕様 実装 試験 公開 保存 "
-            "夜間 バッチ 形態素 分かち書き 埋め込み 再ランク 日本語 英語").split()
-QUERIES = ["検索 性能 の 改善", "backup restore drill", "夜間 バッチ の 障害", "embedding model decision",
-           "議事録 の 保存 手順", "postgres migration timeout", "再ランク 品質 評価", "release deadline owner",
-           "docker config error", "日本語 の 分かち書き"]
 KINDS = ("session", "web", "minutes", "wiki")
+_SYLLABLES = "ka ri to mo ne sa lu vi de po an el or us ti ba ge xi qu ze".split()
+_KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのアイウエオカキクケコサシスセソ"
+_KANJI = ("検索記憶要約会議録決定担当期限障害復旧設定環境移行性能遅延品質評価運用監視通"
+          "知手順確認修正対応課題計画改善共有資料仕様実装試験公開保存夜間形態素埋込順位")
+
+
+def vocabulary(size: int = 6000, seed: int = 1) -> tuple[list[str], list[str]]:
+    """Pseudo-words in both scripts; used with Zipf weights, as words are in real text."""
+    rng = random.Random(seed)
+    english = sorted({"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(size)})
+    japanese = sorted({"".join(rng.choice(_KANJI) for _ in range(2)) + rng.choice(_KANA) * rng.randint(0, 1)
+                       for _ in range(size)})
+    rng.shuffle(english)
+    rng.shuffle(japanese)
+    return english, japanese
+
+
+EN_WORDS, JA_WORDS = vocabulary()
+_WEIGHTS = [1.0 / (rank + 1) for rank in range(len(EN_WORDS))]
+_JA_WEIGHTS = [1.0 / (rank + 1) for rank in range(len(JA_WORDS))]
+_QUERY_RNG = random.Random(99)
+QUERIES = [" ".join(_QUERY_RNG.choice((EN_WORDS, JA_WORDS)[i % 2][20:1500])  # neither rare nor common
+                    for _ in range(_QUERY_RNG.randint(2, 4))) for i in range(10)]
 
 
 def _sentence(rng: random.Random) -> str:
     if rng.random() < 0.5:
-        return "".join(rng.choice(JA_WORDS) for _ in range(rng.randint(6, 14))) + "。"
-    return " ".join(rng.choice(EN_WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "."
+        return "".join(rng.choices(JA_WORDS, _JA_WEIGHTS, k=rng.randint(6, 14))) + "。"
+    return " ".join(rng.choices(EN_WORDS, _WEIGHTS, k=rng.randint(8, 18))).capitalize() + "."
 
 
 def generate(root: Path, files: int, chunks_per_file: int = 1, seed: int = 7, salt: str = "") -> int:

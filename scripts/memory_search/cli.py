@@ -19,8 +19,10 @@ Exit codes:
   3  the memories directory or the index is missing"""
 
 
-def _epilog(examples: str, environment: str = ENVIRONMENT_HELP) -> str:
-    return "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + EXIT_CODES_HELP
+def _command(examples: str, environment: str = ENVIRONMENT_HELP):
+    """A click command whose --help ends with examples, environment variables and exit codes."""
+    epilog = "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + EXIT_CODES_HELP
+    return click.command(epilog=epilog, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def run(command: click.Command, prog: str, args=None) -> None:
@@ -81,7 +83,7 @@ SEARCH_EXAMPLES = """\
   search.py "release plan" --since 2026-10-01 --where '{"project": {"$in": ["agents", "infra"]}}'"""
 
 
-@click.command(epilog=_epilog(SEARCH_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@_command(SEARCH_EXAMPLES)
 @click.argument("query")
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
               help="how many files (after dedupe) to return, 1..100")
@@ -157,7 +159,7 @@ RECENT_EXAMPLES = """\
   recent.py --kind all --format paths"""
 
 
-@click.command(epilog=_epilog(RECENT_EXAMPLES, RECENT_ENVIRONMENT_HELP), context_settings={"help_option_names": ["-h", "--help"]})
+@_command(RECENT_EXAMPLES, RECENT_ENVIRONMENT_HELP)
 @click.option("--kind", type=click.Choice(["session", "web", "minutes", "all"]), default="session", show_default=True)
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True, help="how many records, 1..100")
 @click.option("--project", help="only records whose frontmatter project is NAME")
@@ -194,7 +196,7 @@ INDEX_EXAMPLES = """\
   index.py --watch                  # keep the index fresh while files change"""
 
 
-@click.command(epilog=_epilog(INDEX_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@_command(INDEX_EXAMPLES)
 @click.option("--rebuild", is_flag=True, help="drop this directory's index and build it again")
 @click.option("--include", multiple=True, metavar="GLOB", help="index only paths matching GLOB (repeatable)")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="also leave out paths matching GLOB (repeatable)")
@@ -250,7 +252,7 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
 
 # --- stats ---------------------------------------------------------------------------------------
 
-@click.command(epilog=_epilog("  stats.py\n  stats.py --json"), context_settings={"help_option_names": ["-h", "--help"]})
+@_command("  stats.py\n  stats.py --json")
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @memories_option
 def stats_command(as_json, memories):
@@ -265,8 +267,7 @@ def stats_command(as_json, memories):
 
 # --- db ------------------------------------------------------------------------------------------
 
-@click.command(epilog=_epilog("  db.py status\n  db.py start\n  db.py stop", DATABASE_ENVIRONMENT_HELP),
-               context_settings={"help_option_names": ["-h", "--help"]})
+@_command("  db.py status\n  db.py start\n  db.py stop", DATABASE_ENVIRONMENT_HELP)
 @click.argument("action", type=click.Choice(["start", "stop", "status"]))
 def db_command(action):
     """Start, stop or check the embedded PostgreSQL server (used when no database URL is set).
@@ -300,7 +301,7 @@ EVAL_EXAMPLES = """\
   eval.py DATASET --split test --modes semantic,hybrid,hybrid:rrf-equal,hybrid:weighted"""
 
 
-@click.command(epilog=_epilog(EVAL_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@_command(EVAL_EXAMPLES)
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
 @click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, "
@@ -339,7 +340,7 @@ BENCH_EXAMPLES = """\
   bench.py --skip indexing,freshness"""
 
 
-@click.command(epilog=_epilog(BENCH_EXAMPLES), context_settings={"help_option_names": ["-h", "--help"]})
+@_command(BENCH_EXAMPLES)
 @click.option("--sizes", default="20000,200000", show_default=True, help="index sizes in chunks, comma-separated")
 @click.option("--runs", type=click.IntRange(min=3), default=20, show_default=True, help="fresh processes per figure")
 @click.option("--recent-files", type=click.IntRange(min=1), default=10_000, show_default=True)

@@ -59,7 +59,8 @@ class EmbeddedServer:
             ) from None
         url = self.running_url()
         if not url:
-            raise DatabaseUnavailable(f"the embedded PostgreSQL in {self.pgdata} did not come up: see {self.pgdata / 'log'}")
+            raise DatabaseUnavailable(
+                f"the embedded PostgreSQL in {self.pgdata} did not come up: see {self.pgdata / 'log'}")
         return url
 
     def stop(self) -> bool:

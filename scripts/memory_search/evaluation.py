@@ -36,7 +36,8 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     for path in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
         if not path.is_file():
             raise UsageError(f"{path} not found: DATASET_DIR needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
-    corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "") for doc in jsonl(folder / "corpus.jsonl")}
+    corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "")
+              for doc in jsonl(folder / "corpus.jsonl")}
     queries = {str(query["_id"]): query["text"] for query in jsonl(folder / "queries.jsonl")}
     qrels: dict[str, dict[str, int]] = {}
     with open(qrels_path, encoding="utf-8") as handle:

@@ -110,8 +110,8 @@ def _sql_condition(field: str, operator: str, value) -> tuple[str, list]:
         return (f"coalesce({match}, false)" if operator == "$in" else f"NOT coalesce({match}, false)"), params
     symbol = _SQL_COMPARE[operator]
     if isinstance(value, (int, float)):
-        return (f"coalesce(CASE WHEN jsonb_typeof({target}) = 'number' THEN ({as_text})::numeric {symbol} %s END, false)",
-                key + key + [value])
+        number = f"CASE WHEN jsonb_typeof({target}) = 'number' THEN ({as_text})::numeric {symbol} %s END"
+        return f"coalesce({number}, false)", key + key + [value]
     return f"coalesce({as_text} {symbol} %s, false)", key + [value]
 
 

@@ -50,7 +50,8 @@ def status_text(status: dict) -> str:
         f"  last indexed {status['last_indexed_at'] or 'never'}",
     ]
     for group in status["by_kind_and_status"]:
-        lines.append(f"  {group['kind']:<8} {group['status']:<11} {group['files']:>6} files {group['chunks']:>7} chunks")
+        lines.append(f"  {group['kind']:<8} {group['status']:<11} {group['files']:>6} files "
+                     f"{group['chunks']:>7} chunks")
     pending = status["pending"]
     behind = pending["new"] + pending["changed"] + pending["deleted"]
     lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"

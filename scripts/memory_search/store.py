@@ -105,7 +105,8 @@ def open_index(conn, memories_root: Path, table: str | None = None) -> IndexInfo
         if columns:
             return _describe(conn, name, columns)
     if table is not None:
-        raise IndexMissing(f"table {table} does not exist: check MEMORIES_TABLE / --table, or build it with scripts/index.py")
+        raise IndexMissing(
+            f"table {table} does not exist: check MEMORIES_TABLE / --table, or build it with scripts/index.py")
     raise IndexMissing(
         f"no index of {memories_root} in this database: build it with `scripts/index.py` "
         f"(or set MEMORIES_TABLE to an existing CocoIndex table)"
@@ -208,7 +209,8 @@ def drop_schema(conn, tables: ManagedTables) -> None:
 
 def write_meta(conn, tables: ManagedTables, values: dict[str, str]) -> None:
     conn.cursor().executemany(
-        f"INSERT INTO {tables.meta} (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        f"INSERT INTO {tables.meta} (key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
         list(values.items()),
     )
 
@@ -313,7 +315,8 @@ def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, si
 
 def unreadable_files(conn, tables: ManagedTables) -> list[tuple[str, str]]:
     """(relpath, reason) of the files the last runs could not index."""
-    return conn.execute(f"SELECT relpath, error FROM {tables.files} WHERE error IS NOT NULL ORDER BY relpath").fetchall()
+    return conn.execute(
+        f"SELECT relpath, error FROM {tables.files} WHERE error IS NOT NULL ORDER BY relpath").fetchall()
 
 
 def touch_file(conn, tables: ManagedTables, filename: str, size: int, mtime_ns: int) -> None:
