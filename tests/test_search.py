@@ -241,3 +241,14 @@ def test_every_script_documents_examples_environment_and_exit_codes(env, script)
     assert result.returncode == 0
     for heading in ("Examples:", "Environment:", "Exit codes:", "MEMORIES_DIR"):
         assert heading in result.stdout
+
+
+def test_a_file_edited_after_indexing_is_flagged_stale(env, sample):
+    index(env, sample)
+    assert search(env, sample, "夜間バッチ")[0]["stale"] is False
+    backup = sample.root / "wiki/ops/backup.md"
+    backup.write_text(backup.read_text(encoding="utf-8") + "\n追記: 保存期間を 60 日に延ばした。\n", encoding="utf-8")
+    hit = search(env, sample, "夜間バッチ")[0]
+    assert hit["path"] == str(backup) and hit["stale"] is True
+    markdown = run_script("search", "夜間バッチ", "--top", "1", env=env, memories=sample, check=True).stdout
+    assert "changed after it was indexed" in markdown

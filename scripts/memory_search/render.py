@@ -23,6 +23,8 @@ def hits_markdown(hits, explain: bool = False) -> str:
             f"- **status**: {hit.status}  **tags**: {', '.join(hit.tags)}",
             f"- **snippet**: {hit.snippet}",
         ]
+        if hit.stale:
+            lines.append("- **note**: the file changed after it was indexed; read it, and run index.py")
         if explain:
             lines.append(f"- **explain**: {_explain(hit)}")
         blocks.append("\n".join(lines))
@@ -51,6 +53,7 @@ def hit_dict(hit, explain: bool = False) -> dict:
         "date": hit.date,
         "start_line": hit.start_line,
         "end_line": hit.end_line,
+        "stale": hit.stale,
     }
     if explain:
         item["explain"] = hit.legs

@@ -72,6 +72,7 @@ class Hit:
     end_line: int | None
     chunk_text: str
     legs: dict = field(default_factory=dict)  # leg -> {"rank", "score"}, for --explain
+    stale: bool | None = None  # the file changed since it was indexed (None: the table cannot tell)
 
 
 class Searcher:
@@ -118,7 +119,23 @@ class Searcher:
             hits = self._rerank(request.query, hits)
         if request.min_score is not None:
             hits = [hit for hit in hits if hit.score >= request.min_score]
-        return hits[: request.top]
+        hits = hits[: request.top]
+        self._mark_stale(hits)
+        return hits
+
+    def _mark_stale(self, hits: list[Hit]) -> None:
+        """Flag hits whose file changed after it was indexed: their text may be out of date."""
+        if not self.info.managed or not hits:
+            return
+        indexed = {row[0]: (row[1], row[2]) for row in self.conn.execute(
+            f"SELECT filename, size, mtime_ns FROM {self.info.tables.files} WHERE filename = ANY(%s)",
+            ([hit.path for hit in hits],)).fetchall()}
+        for hit in hits:
+            try:
+                stat = os.stat(hit.path)
+            except OSError:
+                continue
+            hit.stale = indexed.get(hit.path) != (stat.st_size, stat.st_mtime_ns)
 
     # --- legs -------------------------------------------------------------------------------
 
