@@ -328,6 +328,9 @@ def eval_command(dataset, split, modes, limit_queries, as_json):
     unknown = [mode for mode in chosen if mode.partition(":")[0] not in ("keyword", "semantic", "hybrid", "rerank")]
     if unknown:
         raise UsageError(f"unknown mode(s) {', '.join(unknown)}: use keyword, semantic, hybrid, rerank")
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the temporary index
     report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress())
     click.echo(to_json(report.__dict__) if as_json else eval_text(report))
 
