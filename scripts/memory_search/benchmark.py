@@ -248,6 +248,9 @@ class Bench:
                         searcher.search(SearchRequest(query=query, mode=mode))
                         times.append(time.perf_counter() - started)
                 result[f"in_process_{mode}"] = Timing.of(times).__dict__
+            result["vector_exact_scan"] = self._vector_scan(conn, info, vectors, exact=True)
+            if info.has_hnsw:
+                result["vector_hnsw"] = self._vector_scan(conn, info, vectors, exact=False)
         for helper in (False, True):
             label = "search_helper" if helper else "search_no_helper"
             if helper:
@@ -261,6 +264,25 @@ class Bench:
             result[label] = Timing.of(times, peaks).__dict__
         self._stop_helper()
         return result
+
+    def _vector_scan(self, conn, info, vectors: dict, exact: bool) -> dict:
+        """The semantic leg's nearest-30 query alone, as an exact scan or through HNSW."""
+        from .embedding import vector_literal
+        from .retrieval import HNSW_EF_SEARCH
+
+        times = []
+        for vector in list(vectors.values()) * 2:
+            literal = vector_literal(vector)
+            with conn.transaction():
+                if exact:
+                    conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                else:
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(HNSW_EF_SEARCH),))
+                started = time.perf_counter()
+                conn.execute(f"SELECT id FROM {info.table} ORDER BY embedding <=> %s::vector LIMIT 30",
+                             (literal,)).fetchall()
+                times.append(time.perf_counter() - started)
+        return Timing.of(times).__dict__
 
     def _warm_helper(self, root: Path) -> None:
         for _ in range(50):

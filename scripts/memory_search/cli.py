@@ -344,7 +344,7 @@ BENCH_EXAMPLES = """\
 
 
 @_command(BENCH_EXAMPLES)
-@click.option("--sizes", default="20000,200000", show_default=True, help="index sizes in chunks, comma-separated")
+@click.option("--sizes", default="5000,20000,200000", show_default=True, help="index sizes in chunks, comma-separated")
 @click.option("--runs", type=click.IntRange(min=3), default=20, show_default=True, help="fresh processes per figure")
 @click.option("--recent-files", type=click.IntRange(min=1), default=10_000, show_default=True)
 @click.option("--fresh-files", type=click.IntRange(min=1), default=10_000, show_default=True,

@@ -142,8 +142,10 @@ def bench_text(report) -> str:
         lines.append(f"{'chunks':>8} {'hnsw':>5} {'figure':<22} {'median ms':>10} {'p95 ms':>8} {'peak MB':>8}")
         for size in report.sizes:
             for key in ("search_helper", "search_no_helper", "in_process_semantic", "in_process_keyword",
-                        "in_process_hybrid"):
-                timing = size[key]
+                        "in_process_hybrid", "vector_exact_scan", "vector_hnsw"):
+                timing = size.get(key)
+                if timing is None:
+                    continue
                 peak = f"{timing['peak_rss_mb']:.1f}" if timing.get("peak_rss_mb") else "-"
                 lines.append(f"{size['chunks']:>8} {str(size['hnsw']):>5} {key:<22} {timing['median_ms']:>10.1f} "
                              f"{timing['p95_ms']:>8.1f} {peak:>8}")
