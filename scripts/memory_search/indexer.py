@@ -253,8 +253,8 @@ def watch(settings: Settings, include=(), exclude=(), interval: float = 2.0, set
           on_run=None, progress=None, should_stop=lambda: False) -> None:
     """Re-index whenever the directory changes, once it has been quiet for `settle` seconds."""
     indexer = Indexer(settings, include, exclude, progress)
+    last = _signature(Path(settings.memories_root), include, exclude)  # before the run: no change slips by
     on_run(indexer.run())
-    last = _signature(Path(settings.memories_root), include, exclude)
     while not should_stop():
         time.sleep(interval)
         current = _signature(Path(settings.memories_root), include, exclude)

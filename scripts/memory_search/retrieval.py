@@ -21,7 +21,7 @@ MODES = ("hybrid", "semantic", "keyword")
 FUSIONS = ("rrf", "rrf-equal", "weighted", "weighted-equal")
 RRF_K = 60
 BM25_K1, BM25_B = 1.2, 0.75
-POSTINGS_BUDGET = 50_000  # rarest query terms first, until their chunks add up to this many candidates
+POSTINGS_BUDGET = 50_000  # postings read per query at most, unless the rarest term alone has more
 HNSW_EF_SEARCH = 100
 RERANK_MODEL = "rerank-2.5"
 RERANK_CANDIDATES = 30
@@ -103,15 +103,17 @@ class Searcher:
         fetch = max(request.top * 3, 30)
         while True:
             legs: dict[str, list[Candidate]] = {}
+            exhausted = True
             if vector is not None:
                 legs["semantic"] = self._semantic(vector, request.filters, fetch)
+                exhausted = len(legs["semantic"]) < fetch
             if mode != "semantic":
-                legs["keyword"], term_weights = self._keyword(terms, request.filters, fetch)
+                legs["keyword"], term_weights, keyword_exhausted = self._keyword(terms, request.filters, fetch)
+                exhausted = exhausted and keyword_exhausted
             else:
                 term_weights = {term: 1.0 for term in terms}
             fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
             hits = self._collect(fused, legs, request, term_weights)
-            exhausted = all(len(candidates) < fetch for candidates in legs.values())
             if len(hits) >= request.top or exhausted:
                 break
             fetch *= 4
@@ -162,44 +164,48 @@ class Searcher:
         candidates.sort(key=lambda candidate: -candidate.score)
         return candidates
 
-    def _keyword(self, terms: Counter, filters: Filters, limit: int) -> tuple[list[Candidate], dict]:
-        """BM25 over the lexical column. Returns candidates and the query terms' weights."""
+    def _keyword(self, terms: Counter, filters: Filters, limit: int) -> tuple[list[Candidate], dict, bool]:
+        """BM25 over the postings. Returns candidates, the query terms' weights, and whether no more exist."""
         info = self.info
         if not terms:
-            return [], {}
+            return [], {}, True
         frequencies = dict(self.conn.execute(
             f"SELECT term, df FROM {info.tables.terms} WHERE term = ANY(%s)", (list(terms),)).fetchall())
         total = max(info.chunk_count, 1)
         weights = {term: count * _idf(frequencies.get(term, 0), total) for term, count in terms.items()}
         present = sorted((term for term in terms if frequencies.get(term, 0) > 0), key=lambda t: frequencies[t])
         if not present:
-            return [], weights
-        probe, postings = [], 0
+            return [], weights, True
+        # The rarest terms first, until their postings add up to the budget: the commonest terms,
+        # which carry the least weight, are left out of long queries over large indexes.
+        scored, postings = [], 0
         for term in present:
-            if probe and postings + frequencies[term] > POSTINGS_BUDGET:
+            if scored and postings + frequencies[term] > POSTINGS_BUDGET:
                 break
-            probe.append(term)
+            scored.append(term)
             postings += frequencies[term]
         clauses, params = sql_conditions(filters)
-        where = " AND ".join(["terms ?| %s::text[]"] + clauses)
         average = info.average_terms or 1.0
-        saturation = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.term_count / %s)"
-        sql = (
-            f"SELECT {_MANAGED_COLUMNS}, matched.score, matched.weight FROM {info.table} c, LATERAL ("
-            f"  SELECT sum(q.w * x.tf * {BM25_K1 + 1} / (x.tf + {saturation})) AS score, sum(q.w) AS weight"
-            "  FROM unnest(%s::text[], %s::float8[]) AS q(t, w), LATERAL (SELECT (c.terms ->> q.t)::float8 AS tf) x"
-            "  WHERE x.tf IS NOT NULL) matched "
-            f"WHERE {where} ORDER BY matched.score DESC LIMIT %s"
-        )
-        rows = self.conn.execute(sql, [average, list(weights), list(weights.values()), probe, *params,
-                                       limit]).fetchall()
+        bm25 = f"q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / %s))"
+        # Rank on the postings alone, then read (and filter) only the best of them. Filters that
+        # drop most of the best make the caller ask again with a larger limit, until exhausted.
+        ranked_limit = limit * 8 if filters.narrows else limit * 2
+        ranked = (f"SELECT p.chunk_id, sum({bm25}) AS score, sum(q.w) AS weight "
+                  f"FROM unnest(%s::text[], %s::float8[]) AS q(t, w) JOIN {info.tables.postings} p ON p.term = q.t "
+                  "GROUP BY p.chunk_id ORDER BY score DESC LIMIT %s")
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        sql = (f"SELECT {_MANAGED_COLUMNS}, s.score, s.weight FROM ({ranked}) s "
+               f"JOIN {info.table} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC LIMIT %s")
+        args = [average, scored, [weights[term] for term in scored], ranked_limit, *params, limit]
+        rows = self.conn.execute(sql, args).fetchall()
+        exhausted = len(rows) < limit and ranked_limit >= postings
         total = sum(weights.values())
         candidates = []
         for row in rows:
             candidate = self._candidate(row[:-1])
             candidate.coverage = min(1.0, row[-1] / total)
             candidates.append(candidate)
-        return candidates, weights
+        return candidates, weights, exhausted
 
     def _candidate(self, row) -> Candidate:
         if self.info.managed:

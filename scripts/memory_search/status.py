@@ -23,7 +23,7 @@ def index_status(settings) -> dict:
         files = conn.execute(f"SELECT count(*) FROM {tables.files}").fetchone()[0]
         size = conn.execute(
             "SELECT sum(pg_total_relation_size(to_regclass(name))) FROM unnest(%s::text[]) AS name",
-            ([tables.chunks, tables.files, tables.terms, tables.meta],)).fetchone()[0]
+            ([tables.chunks, tables.files, tables.postings, tables.terms, tables.meta],)).fetchone()[0]
         plan = Indexer(settings).plan(conn)
         unreadable = store.unreadable_files(conn, tables)
     return {

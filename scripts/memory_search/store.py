@@ -2,7 +2,8 @@
 
 Two layouts are read through one interface:
 - `cocoindex`: the table the original's CocoIndex flow writes (id, filename, chunk_text, embedding);
-- `managed`: this project's tables `<prefix>__chunks|__files|__terms|__meta`, the same columns and more.
+- `managed`: this project's tables `<prefix>__chunks|__files|__postings|__terms|__meta`, the same
+  columns and more.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .errors import IndexMissing, UsageError
 from .tokens import TOKENIZER_VERSION
 
 CACHE_TABLE = "memsearch_embedding_cache"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
 
 
@@ -54,6 +55,10 @@ class ManagedTables:
     @property
     def files(self) -> str:
         return f"{self.prefix}__files"
+
+    @property
+    def postings(self) -> str:
+        return f"{self.prefix}__postings"
 
     @property
     def terms(self) -> str:
@@ -121,7 +126,7 @@ def _describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
     if not match:
         raise IndexMissing(f"table {name}'s embedding column is {columns['embedding']}, not vector(N) or halfvec(N)")
     info = IndexInfo(name, "cocoindex", match.group(1), int(match.group(2)))
-    if name.endswith("__chunks") and "terms" in columns:
+    if name.endswith("__chunks") and "term_count" in columns:
         tables = ManagedTables(name.removesuffix("__chunks"))
         meta = read_meta(conn, tables)
         if meta:
@@ -168,7 +173,6 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
                 end_line integer NOT NULL,
                 chunk_text text NOT NULL,
                 embedding {vector_type}({spec.dimension}) NOT NULL,
-                terms jsonb NOT NULL,
                 term_count integer NOT NULL,
                 kind text,
                 status text NOT NULL,
@@ -180,8 +184,17 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
                 frontmatter jsonb NOT NULL
             );
             CREATE INDEX IF NOT EXISTS {tables.prefix}__chunks_filename ON {tables.chunks} (filename);
-            CREATE INDEX IF NOT EXISTS {tables.prefix}__chunks_terms ON {tables.chunks} USING gin (terms);
             CREATE INDEX IF NOT EXISTS {tables.prefix}__chunks_filters ON {tables.chunks} (kind, status, recorded_on);
+            -- The lexical index: one row per (term, chunk), read by term for BM25 (see references/schema.md).
+            CREATE TABLE IF NOT EXISTS {tables.postings} (
+                term text NOT NULL,
+                chunk_id bigint NOT NULL,
+                tf integer NOT NULL,
+                dl integer NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS {tables.prefix}__postings_term ON {tables.postings} (term)
+                INCLUDE (chunk_id, tf, dl);
+            CREATE INDEX IF NOT EXISTS {tables.prefix}__postings_chunk ON {tables.postings} (chunk_id);
             CREATE TABLE IF NOT EXISTS {tables.terms} (term text PRIMARY KEY, df integer NOT NULL);
             CREATE TABLE IF NOT EXISTS {CACHE_TABLE} (
                 model text NOT NULL,
@@ -203,7 +216,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
 
 def drop_schema(conn, tables: ManagedTables) -> None:
     with conn.transaction():
-        for table in (tables.chunks, tables.files, tables.terms, tables.meta):
+        for table in (tables.postings, tables.chunks, tables.files, tables.terms, tables.meta):
             conn.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
 
 
@@ -271,8 +284,7 @@ class FileRow:
 def replace_file(conn, tables: ManagedTables, file: FileRow, chunks: list[ChunkRow]) -> None:
     """Swap one file's rows for new ones in a single transaction: readers see old or new, never a mix."""
     with conn.transaction():
-        _forget_terms(conn, tables, file.filename)
-        conn.execute(f"DELETE FROM {tables.chunks} WHERE filename = %s", (file.filename,))
+        _forget_file(conn, tables, file.filename)
         conn.execute(
             f"INSERT INTO {tables.files} (filename, relpath, content_hash, size, mtime_ns, chunk_count, indexed_at) "
             "VALUES (%s, %s, %s, %s, %s, %s, now()) ON CONFLICT (filename) DO UPDATE SET "
@@ -280,21 +292,31 @@ def replace_file(conn, tables: ManagedTables, file: FileRow, chunks: list[ChunkR
             "mtime_ns = EXCLUDED.mtime_ns, chunk_count = EXCLUDED.chunk_count, error = NULL, indexed_at = now()",
             (file.filename, file.relpath, file.content_hash, file.size, file.mtime_ns, len(chunks)),
         )
+        if not chunks:
+            return
+        ids = [row[0] for row in conn.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            (tables.chunks, len(chunks))).fetchall()]
         frontmatter = json.dumps(file.frontmatter, ensure_ascii=False)
         conn.cursor().executemany(
-            f"INSERT INTO {tables.chunks} (filename, chunk_index, start_line, end_line, chunk_text, embedding, "
-            "terms, term_count, kind, status, title, tags, project, recorded_on, recorded_time, frontmatter) "
-            "VALUES (%s, %s, %s, %s, %s, %s::vector, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)",
-            [(file.filename, chunk.chunk_index, chunk.start_line, chunk.end_line, chunk.chunk_text, chunk.embedding,
-              json.dumps(chunk.terms, ensure_ascii=False), sum(chunk.terms.values()), file.kind, file.status,
-              file.title, file.tags, file.project, file.recorded_on, file.recorded_time, frontmatter)
-             for chunk in chunks],
+            f"INSERT INTO {tables.chunks} (id, filename, chunk_index, start_line, end_line, chunk_text, embedding, "
+            "term_count, kind, status, title, tags, project, recorded_on, recorded_time, frontmatter) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)",
+            [(chunk_id, file.filename, chunk.chunk_index, chunk.start_line, chunk.end_line, chunk.chunk_text,
+              chunk.embedding, sum(chunk.terms.values()), file.kind, file.status, file.title, file.tags,
+              file.project, file.recorded_on, file.recorded_time, frontmatter)
+             for chunk_id, chunk in zip(ids, chunks)],
         )
+        with conn.cursor().copy(f"COPY {tables.postings} (term, chunk_id, tf, dl) FROM STDIN") as copy:
+            for chunk_id, chunk in zip(ids, chunks):
+                length = sum(chunk.terms.values())
+                for term, count in chunk.terms.items():
+                    copy.write_row((term, chunk_id, count, length))
         conn.execute(
-            f"INSERT INTO {tables.terms} (term, df) SELECT key, count(*) FROM {tables.chunks} c, "
-            "jsonb_object_keys(c.terms) AS key WHERE c.filename = %s GROUP BY key "
-            "ON CONFLICT (term) DO UPDATE SET df = " + tables.terms + ".df + EXCLUDED.df",
-            (file.filename,),
+            f"INSERT INTO {tables.terms} (term, df) SELECT term, count(*) FROM {tables.postings} "
+            f"WHERE chunk_id = ANY(%s) GROUP BY term "
+            f"ON CONFLICT (term) DO UPDATE SET df = {tables.terms}.df + EXCLUDED.df",
+            (ids,),
         )
 
 
@@ -302,8 +324,7 @@ def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, si
                     reason: str) -> None:
     """Remember a file that cannot be indexed, dropping what it held, until it changes again."""
     with conn.transaction():
-        _forget_terms(conn, tables, filename)
-        conn.execute(f"DELETE FROM {tables.chunks} WHERE filename = %s", (filename,))
+        _forget_file(conn, tables, filename)
         conn.execute(
             f"INSERT INTO {tables.files} (filename, relpath, content_hash, size, mtime_ns, chunk_count, error) "
             "VALUES (%s, %s, '', %s, %s, 0, %s) ON CONFLICT (filename) DO UPDATE SET relpath = EXCLUDED.relpath, "
@@ -327,16 +348,23 @@ def touch_file(conn, tables: ManagedTables, filename: str, size: int, mtime_ns: 
 def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
     for filename in filenames:
         with conn.transaction():
-            _forget_terms(conn, tables, filename)
+            _forget_file(conn, tables, filename)
             conn.execute(f"DELETE FROM {tables.files} WHERE filename = %s", (filename,))
 
 
-def _forget_terms(conn, tables: ManagedTables, filename: str) -> None:
+def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
+    """Remove a file's chunks and postings and take its terms out of the document frequencies."""
+    ids = [row[0] for row in conn.execute(f"SELECT id FROM {tables.chunks} WHERE filename = %s",
+                                          (filename,)).fetchall()]
+    if not ids:
+        return
     conn.execute(
-        f"UPDATE {tables.terms} t SET df = t.df - old.n FROM (SELECT key, count(*) AS n FROM {tables.chunks} c, "
-        "jsonb_object_keys(c.terms) AS key WHERE c.filename = %s GROUP BY key) old WHERE t.term = old.key",
-        (filename,),
+        f"UPDATE {tables.terms} t SET df = t.df - old.n FROM (SELECT term, count(*) AS n FROM {tables.postings} "
+        "WHERE chunk_id = ANY(%s) GROUP BY term) old WHERE t.term = old.term",
+        (ids,),
     )
+    conn.execute(f"DELETE FROM {tables.postings} WHERE chunk_id = ANY(%s)", (ids,))
+    conn.execute(f"DELETE FROM {tables.chunks} WHERE id = ANY(%s)", (ids,))
 
 
 def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
