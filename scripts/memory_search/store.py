@@ -377,6 +377,12 @@ def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
     return values
 
 
+def vacuum(conn, tables: ManagedTables) -> None:
+    """Mark new rows all-visible (the keyword leg reads postings from the index alone) and refresh
+    the planner's statistics; only pages changed since the last run are visited."""
+    conn.execute(f"VACUUM (ANALYZE) {tables.postings}, {tables.chunks}")
+
+
 def lock_key(tables: ManagedTables) -> int:
     """A stable 63-bit advisory lock key for this index."""
     return int.from_bytes(hashlib.sha1(tables.prefix.encode()).digest()[:8], "big") >> 1
