@@ -238,6 +238,7 @@ class Indexer:
     def _ensure_hnsw(self, conn, spec: ModelSpec) -> None:
         operator = "vector_cosine_ops" if spec.dimension <= 2000 else "halfvec_cosine_ops"
         self._say("building the HNSW vector index (searches keep working meanwhile)")
+        conn.execute("SET maintenance_work_mem = '512MB'")  # the graph must fit, or the build crawls
         conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self.tables.prefix}__chunks_hnsw "
                      f"ON {self.tables.chunks} USING hnsw (embedding {operator})")
 
