@@ -237,10 +237,16 @@ class Indexer:
 
     def _ensure_hnsw(self, conn, spec: ModelSpec) -> None:
         operator = "vector_cosine_ops" if spec.dimension <= 2000 else "halfvec_cosine_ops"
+        name = f"{self.tables.prefix}__chunks_hnsw"
+        valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+                             (name,)).fetchone()
+        if valid and valid[0]:
+            return
+        if valid:  # an interrupted concurrent build leaves an invalid index behind
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
         self._say("building the HNSW vector index (searches keep working meanwhile)")
         conn.execute("SET maintenance_work_mem = '512MB'")  # the graph must fit, or the build crawls
-        conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self.tables.prefix}__chunks_hnsw "
-                     f"ON {self.tables.chunks} USING hnsw (embedding {operator})")
+        conn.execute(f"CREATE INDEX CONCURRENTLY {name} ON {self.tables.chunks} USING hnsw (embedding {operator})")
 
     def _advance(self, chunks: int) -> None:
         if self.progress:
