@@ -22,6 +22,7 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 
 DATE_FOLDER = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TIMED_NAME = re.compile(r"^(\d{6})_.+\.md$")
+_FIRST_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
 
 
@@ -212,7 +213,8 @@ def parse_memory(path: str, relpath: str, text: str) -> Memory:
         body=body,
         body_start_line=body_start_line,
     )
-    memory.title = str(metadata.get("title") or PurePosixPath(relpath).stem)
+    heading = _FIRST_HEADING.search(body)
+    memory.title = str(metadata.get("title") or (heading.group(1) if heading else PurePosixPath(relpath).stem))
     memory.status = normalize_status(metadata.get("status"))
     memory.tags = as_list(metadata.get("tags"))
     project = metadata.get("project")
