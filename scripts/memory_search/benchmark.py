@@ -248,9 +248,7 @@ class Bench:
                         searcher.search(SearchRequest(query=query, mode=mode))
                         times.append(time.perf_counter() - started)
                 result[f"in_process_{mode}"] = Timing.of(times).__dict__
-            result["vector_exact_scan"] = self._vector_scan(conn, info, vectors, exact=True)
-            if info.has_hnsw:
-                result["vector_hnsw"] = self._vector_scan(conn, info, vectors, exact=False)
+            result["vector_exact_scan"] = self._exact_scan(conn, info, vectors)
         for helper in (False, True):
             label = "search_helper" if helper else "search_no_helper"
             if helper:
@@ -265,22 +263,17 @@ class Bench:
         self._stop_helper()
         return result
 
-    def _vector_scan(self, conn, info, vectors: dict, exact: bool) -> dict:
-        """The semantic leg's nearest-30 query alone, as an exact scan or through HNSW."""
+    def _exact_scan(self, conn, info, vectors: dict) -> dict:
+        """The semantic leg's nearest-30 query as an exact scan, to set against in_process_semantic."""
         from .embedding import vector_literal
-        from .retrieval import HNSW_EF_SEARCH
 
         times = []
         for vector in list(vectors.values()) * 2:
-            literal = vector_literal(vector)
             with conn.transaction():
-                if exact:
-                    conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                else:
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(HNSW_EF_SEARCH),))
+                conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
                 started = time.perf_counter()
                 conn.execute(f"SELECT id FROM {info.table} ORDER BY embedding <=> %s::vector LIMIT 30",
-                             (literal,)).fetchall()
+                             (vector_literal(vector),)).fetchall()
                 times.append(time.perf_counter() - started)
         return Timing.of(times).__dict__
 

@@ -142,7 +142,7 @@ def bench_text(report) -> str:
         lines.append(f"{'chunks':>8} {'hnsw':>5} {'figure':<22} {'median ms':>10} {'p95 ms':>8} {'peak MB':>8}")
         for size in report.sizes:
             for key in ("search_helper", "search_no_helper", "in_process_semantic", "in_process_keyword",
-                        "in_process_hybrid", "vector_exact_scan", "vector_hnsw"):
+                        "in_process_hybrid", "vector_exact_scan"):
                 timing = size.get(key)
                 if timing is None:
                     continue
