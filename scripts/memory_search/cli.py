@@ -9,7 +9,7 @@ import sys
 import click
 
 from .config import DATABASE_ENVIRONMENT_HELP, ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
-from .errors import EXIT_FAILURE, EXIT_USAGE, MemorySearchError, UsageError
+from .errors import EXIT_FAILURE, EXIT_USAGE, MemorySearchError, UsageError, first_line
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -43,8 +43,7 @@ def run(command: click.Command, prog: str, args=None) -> None:
     except Exception as error:  # last resort: still one line, never a traceback
         if os.environ.get("MEMORIES_DEBUG", "0") not in ("", "0"):
             raise
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        _fail(prog, f"unexpected {type(error).__name__}: {detail} (set MEMORIES_DEBUG=1 for a traceback)",
+        _fail(prog, f"unexpected {type(error).__name__}: {first_line(error)} (set MEMORIES_DEBUG=1 for a traceback)",
               EXIT_FAILURE)
     sys.exit(code if isinstance(code, int) else 0)
 

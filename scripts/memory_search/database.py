@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import DatabaseUnavailable
+from .errors import DatabaseUnavailable, first_line
 
 CONNECT_TIMEOUT = 5
 
@@ -54,7 +54,7 @@ class EmbeddedServer:
                 server.get_uri()
         except Exception as error:  # the package raises assorted subprocess and OS errors
             raise DatabaseUnavailable(
-                f"cannot start the embedded PostgreSQL in {self.pgdata} ({_first_line(error)}): "
+                f"cannot start the embedded PostgreSQL in {self.pgdata} ({first_line(error)}): "
                 f"see {self.pgdata / 'log'}, or set MEMORIES_DATABASE_URL to a PostgreSQL with pgvector"
             ) from None
         url = self.running_url()
@@ -99,14 +99,9 @@ def connect(settings: Settings, read_only: bool = True):
         where = describe(url)
         hint = ("start it, or check MEMORIES_DATABASE_URL / COCOINDEX_DATABASE_URL"
                 if settings.database_url else "run `scripts/db.py start`, or remove its data dir to start afresh")
-        raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({_first_line(error)}): {hint}") from None
+        raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({first_line(error)}): {hint}") from None
 
 
 def describe(url: str) -> str:
     """A URL without its password, for messages."""
     return re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", url)
-
-
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else type(error).__name__

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from .config import DEFAULT_VOYAGE_MODEL, LOCAL_MODEL, PROVIDERS, Settings
-from .errors import EmbeddingFailed, IndexMismatch, UsageError
+from .errors import EmbeddingFailed, IndexMismatch, UsageError, first_line
 
 LOCAL_DIMENSION = 384
 VOYAGE_DIMENSION = 1024
@@ -110,15 +110,15 @@ class VoyageEmbedder(Embedder):
                 ) from None
             except voyage_errors.APIConnectionError as error:
                 raise EmbeddingFailed(
-                    f"cannot reach Voyage AI ({_first_line(error)}): check the network, "
+                    f"cannot reach Voyage AI ({first_line(error)}): check the network, "
                     "or use MEMORIES_EMBEDDING_PROVIDER=local, which works offline"
                 ) from None
             except retryable as error:
                 if attempt == retries:
-                    raise EmbeddingFailed(f"Voyage AI kept failing ({_first_line(error)}): try again later") from None
+                    raise EmbeddingFailed(f"Voyage AI kept failing ({first_line(error)}): try again later") from None
                 time.sleep(min(30.0, 0.5 * 2 ** attempt))
             except voyage_errors.VoyageError as error:
-                raise EmbeddingFailed(f"Voyage AI refused the request ({_first_line(error)})") from None
+                raise EmbeddingFailed(f"Voyage AI refused the request ({first_line(error)})") from None
         raise AssertionError("unreachable")
 
     def embed_query(self, text: str) -> list[float]:
@@ -137,11 +137,6 @@ class VoyageEmbedder(Embedder):
         if batch:
             vectors += self._embed(batch, "document", retries=VOYAGE_RETRIES)
         return vectors
-
-
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:200] if text else type(error).__name__
 
 
 def choose_spec(settings: Settings, recorded: ModelSpec | None = None, dimension: int | None = None) -> ModelSpec:

@@ -6,6 +6,12 @@ EXIT_USAGE = 2  # bad arguments
 EXIT_MISSING = 3  # the memories directory or the index is missing
 
 
+def first_line(error: Exception, limit: int = 300) -> str:
+    """An exception's first line, for one-line messages; its type when it says nothing."""
+    text = str(error).strip()
+    return text.splitlines()[0][:limit] if text else type(error).__name__
+
+
 class MemorySearchError(Exception):
     """A failure with a one-line message that says what to do next."""
 

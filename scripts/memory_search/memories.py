@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .errors import MemoriesMissing
+from .errors import MemoriesMissing, first_line
 
 RAW_KINDS = ("session", "web", "minutes")
 SCOPES = ("session", "web", "minutes", "wiki", "all")
@@ -65,10 +65,6 @@ def relative_path(path: str | os.PathLike, root: Path) -> PurePosixPath | None:
     if not rel.parts or rel.parts[0] == "..":
         return None
     return PurePosixPath(rel.as_posix())
-
-
-def is_active(status: str | None) -> bool:
-    return normalize_status(status) not in INACTIVE_STATUSES
 
 
 def normalize_status(status) -> str:
@@ -233,8 +229,7 @@ def split_frontmatter(text: str) -> tuple[dict, str, int]:
     try:
         metadata, _ = frontmatter.parse(text)
     except Exception as error:  # yaml raises several unrelated types
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise BadMemory(f"invalid YAML frontmatter ({first})") from None
+        raise BadMemory(f"invalid YAML frontmatter ({first_line(error)})") from None
     if not isinstance(metadata, dict):
         raise BadMemory("frontmatter is not a mapping")
     body = text[match.end():]

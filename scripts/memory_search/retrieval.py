@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .embedding import Embedder, vector_literal
-from .errors import UsageError
+from .errors import UsageError, first_line
 from .filters import Filters, matches, sql_conditions
 from .memories import (as_list, kind_of, normalize_status, read_frontmatter, record_date, relative_path,
                        require_directory)
@@ -278,8 +278,7 @@ class Searcher:
         try:
             scores = self.reranker(query, [hit.chunk_text for hit in pool])
         except Exception as error:  # any failure: keep the fused order
-            self.warn(f"rerank failed ({str(error).splitlines()[0] if str(error) else type(error).__name__}); "
-                      "showing the fused order")
+            self.warn(f"rerank failed ({first_line(error)}); showing the fused order")
             return hits
         for hit, score in zip(pool, scores):
             hit.legs["rerank"] = {"score": round(score, 6)}
