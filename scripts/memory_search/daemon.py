@@ -13,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 IDLE_SECONDS = 15 * 60
@@ -23,7 +22,11 @@ PACKAGE = Path(__file__).resolve().parent
 
 
 def runtime_dir() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if not base:
+        import tempfile  # only without XDG_RUNTIME_DIR: keep the warm path's imports small
+
+        base = tempfile.gettempdir()
     return Path(base) / f"memory-search-{os.getuid()}"
 
 

@@ -48,6 +48,7 @@ class Plan:
     unchanged: list[MemoryFile] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     bad: list[Skipped] = field(default_factory=list)
+    indexed: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # what the index held
 
 
 def compare(found: list[MemoryFile], indexed: dict[str, tuple[str, int, int]]) -> Plan:
@@ -99,7 +100,7 @@ class Indexer:
         found, bad = discover(self.root, self.include, self.exclude)
         indexed = store.indexed_files(conn, self.tables) if store.read_meta(conn, self.tables) else {}
         plan = compare(found, indexed)
-        plan.bad = bad
+        plan.bad, plan.indexed = bad, indexed
         return plan
 
     def run(self, rebuild: bool = False, wait: bool = True) -> IndexStats:
@@ -159,7 +160,7 @@ class Indexer:
         store.delete_files(conn, self.tables, plan.deleted)
         stats.deleted = len(plan.deleted)
 
-        indexed = store.indexed_files(conn, self.tables)
+        indexed = plan.indexed
         embedder = self.embedder or make_embedder(spec, self.settings)
         todo = plan.new + plan.changed
         if self.progress:
