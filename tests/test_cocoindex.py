@@ -6,7 +6,7 @@ import psycopg
 import pytest
 
 from conftest import names, run_script, search
-from memory_search.store import cocoindex_tables
+from memory_search.schema import cocoindex_tables
 
 NOTES = {
     "wiki/deploy.md": ("---\ntitle: Deploy runbook\ntags: [ops]\n---\n", "Roll out with blue green deploys and watch the error rate."),

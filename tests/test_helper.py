@@ -69,7 +69,8 @@ def test_results_are_the_same_through_the_helper_and_without_it(helper_env, note
 def test_the_helper_answers_with_the_library_results(helper_env, notes):
     from memory_search import daemon
     from memory_search.config import Settings
-    from memory_search.retrieval import SearchRequest, search
+    from memory_search.api import Memories
+    from memory_search.retrieval import SearchRequest
 
     index(helper_env, notes)
     settings = Settings.from_env().with_overrides(memories_dir=str(notes.root))
@@ -78,7 +79,9 @@ def test_the_helper_answers_with_the_library_results(helper_env, notes):
     _wait_for_helper()
     through_helper, warnings = daemon.ask(settings, request)
     assert warnings == []
-    assert [hit.__dict__ for hit in through_helper] == [hit.__dict__ for hit in search(settings, request)]
+    with Memories(settings) as memories:
+        in_process = memories.run(request)
+    assert through_helper and through_helper == in_process
 
 
 def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tmp_path):

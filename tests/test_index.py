@@ -13,11 +13,12 @@ import psycopg
 import pytest
 
 from conftest import SCRIPTS, index, names, run_script, search
-from memory_search import store
+from memory_search.index_writer import lock_key
+from memory_search.schema import ManagedTables
 
 
 def _tables(memories):
-    return store.ManagedTables(store.managed_prefix(memories.root))
+    return ManagedTables.of(memories.root)
 
 
 def _rows_per_file(database, memories) -> dict[str, tuple[int, int]]:
@@ -81,7 +82,7 @@ def test_another_model_is_refused(env, memories):
 def test_a_second_indexer_waits_or_exits(env, memories, database):
     memories.write("wiki/a.md", "# Lock\n\nOnly one writer at a time.")
     index(env, memories)
-    key = store.lock_key(_tables(memories))
+    key = lock_key(_tables(memories))
     with psycopg.connect(database, autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", (key,))
         busy = run_script("index", "--no-wait", env=env, memories=memories)

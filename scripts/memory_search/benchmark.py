@@ -190,7 +190,7 @@ class Bench:
         texts = []
         for memory_file in discover(root)[0]:
             memory, _ = read_memory(memory_file)
-            texts += [embedding_text(memory.title, chunk) for chunk in chunk_markdown(memory.body, 1)]
+            texts += [embedding_text(memory.record.title, chunk) for chunk in chunk_markdown(memory.body, 1)]
         embedder = LocalEmbedder()
         embedder.embed_documents(texts[:4])  # load the model before timing
         started = time.perf_counter()
@@ -214,9 +214,10 @@ class Bench:
 
     def size(self, chunks: int, chunks_per_file: int = 4) -> dict:
         from .embedding import LocalEmbedder
-        from .retrieval import SearchRequest, Searcher
         from .database import connect
-        from . import store
+        from .layouts import layout_for
+        from .retrieval import SearchRequest, Searcher
+        from .schema import find_index
 
         root = self.workdir / f"size{chunks}"
         self.say(f"loading {chunks} chunks (vectors from a pool of real embeddings plus noise, not the model)")
@@ -225,10 +226,10 @@ class Bench:
         settings = self.settings(root)
         embedder = LocalEmbedder()
         with connect(settings) as conn:
-            info = store.open_index(conn, settings.memories_root)
-            result["hnsw"] = info.has_hnsw
-            result["actual_chunks"] = info.chunk_count
-            searcher = Searcher(conn, info, embedder, settings.memories_root)
+            layout = layout_for(find_index(conn, settings.memories_root), settings.memories_root)
+            result["hnsw"] = layout.info.has_hnsw
+            result["actual_chunks"] = layout.chunk_count
+            searcher = Searcher(conn, layout, embedder)
             searcher.search(SearchRequest(query="warm up"))
             vectors = {query: embedder.embed_query(query) for query in QUERIES}
 
@@ -248,7 +249,7 @@ class Bench:
                         searcher.search(SearchRequest(query=query, mode=mode))
                         times.append(time.perf_counter() - started)
                 result[f"in_process_{mode}"] = Timing.of(times).__dict__
-            result["vector_exact_scan"] = self._exact_scan(conn, info, vectors)
+            result["vector_exact_scan"] = self._exact_scan(conn, layout.info, vectors)
         for helper in (False, True):
             label = "search_helper" if helper else "search_no_helper"
             if helper:

@@ -112,15 +112,13 @@ def search_command(query, top, scope, include_superseded, output, no_dedupe, mod
 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
-    from .filters import Filters, parse_where
     from .render import hits_json, hits_markdown
     from .retrieval import SearchRequest
 
     if not query.strip():
         raise UsageError("the query is empty: give a few words to search for")
     settings = _settings(memories, table, daemon=False if no_daemon else None)
-    filters = Filters(scope=scope, include_superseded=include_superseded, project=project, tags=tuple(tags),
-                      since=_date(since, "--since"), until=_date(until, "--until"), where=parse_where(where))
+    filters = _filters(scope, include_superseded, project, tags, since, until, where)
     request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=not no_dedupe,
                             min_score=min_score,
                             rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
@@ -128,11 +126,19 @@ def search_command(query, top, scope, include_superseded, output, no_dedupe, mod
     click.echo(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
 
 
+def _filters(scope, include_superseded, project, tags, since, until, where):
+    from .filters import Filters, parse_where
+
+    return Filters(scope=scope, include_superseded=include_superseded, project=project, tags=tuple(tags),
+                   since=_date(since, "--since"), until=_date(until, "--until"), where=parse_where(where))
+
+
+def _warn(message: str) -> None:
+    click.echo(f"search.py: warning: {message}", err=True)
+
+
 def _search(settings: Settings, request):
     """Through the warm helper when it runs; else in-process, starting the helper for next time."""
-    def warn(message):
-        click.echo(f"search.py: warning: {message}", err=True)
-
     if settings.daemon:
         from . import daemon
 
@@ -142,11 +148,12 @@ def _search(settings: Settings, request):
             daemon.start_in_background()
         else:
             for message in warnings:
-                warn(message)
+                _warn(message)
             return hits
-    from .retrieval import search
+    from .api import Memories
 
-    return search(settings, request, warn)
+    with Memories(settings, warn=_warn) as memories:
+        return memories.run(request)
 
 
 # --- recent --------------------------------------------------------------------------------------
@@ -170,11 +177,10 @@ def recent_command(kind, top, project, days, output, memories):
     """List the newest records under raw/<kind>/YYYY-MM-DD/HHMMSS_*.md, newest first.
 
     Reads the files only: no database and no model."""
-    from .recent import list_recent
+    from .api import Memories
     from .render import records_json, records_markdown, records_paths
 
-    settings = _settings(memories)
-    records = list_recent(settings.memories_root, kind=kind, top=top, project=project, days=days)
+    records = Memories(_settings(memories)).recent(kind=kind, top=top, project=project, days=days)
     if output == "json":
         click.echo(records_json(records))
     elif output == "paths":
@@ -210,18 +216,15 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
     Only new and changed files are read and embedded; deleted files leave the index. Each
     file's rows are replaced in one transaction, so a search never sees half a file and an
     interrupted run loses nothing already written. Progress goes to stderr on a terminal."""
-    from .indexer import Indexer, watch as watch_directory
+    from .api import Memories
     from .progress import Progress
     from .render import as_json as to_json, stats_text
 
     settings = _settings(memories)
     progress = Progress()
-    indexer = Indexer(settings, include, exclude, progress)
     if dry_run:
-        from .database import connect
-
-        with connect(settings, read_only=True) as conn:
-            plan = indexer.plan(conn)
+        with Memories(settings) as library:
+            plan = library.plan(include, exclude)
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
                   "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
                   "unchanged": len(plan.unchanged),
@@ -243,10 +246,13 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
             click.echo(stats_text(stats), err=True)
 
     if watch:
+        from .indexer import watch as watch_directory
+
         click.echo(f"watching {settings.memories_root} (Ctrl-C to stop)", err=True)
         watch_directory(settings, include, exclude, on_run=report, progress=progress)
     else:
-        report(indexer.run(rebuild=rebuild, wait=not no_wait))
+        report(Memories(settings).index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait,
+                                        progress=progress))
 
 
 # --- stats ---------------------------------------------------------------------------------------
@@ -256,11 +262,11 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
 @memories_option
 def stats_command(as_json, memories):
     """Show what the index holds and how far it is behind the memories directory."""
-    from .render import as_json as to_json
-    from .status import index_status, status_text
+    from .api import Memories
+    from .render import as_json as to_json, status_text
 
-    settings = _settings(memories)
-    status = index_status(settings)
+    with Memories(_settings(memories)) as library:
+        status = library.status()
     click.echo(to_json(status) if as_json else status_text(status))
 
 
@@ -319,7 +325,8 @@ def eval_command(dataset, split, modes, limit_queries, as_json):
 
     from .evaluation import evaluate
     from .progress import Progress
-    from .render import as_json as to_json, eval_text
+    from .render import as_json as to_json
+    from .reports import eval_text
 
     settings = Settings.from_env()
     chosen = modes.split(",") if modes else ["keyword", "semantic", "hybrid"] + (
@@ -362,7 +369,8 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, as_
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
     temporary folder."""
     from .benchmark import Bench, Report
-    from .render import as_json as to_json, bench_text
+    from .render import as_json as to_json
+    from .reports import bench_text
 
     skipped = {part.strip() for part in skip.split(",") if part.strip()}
     try:
@@ -390,14 +398,13 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, as_
     click.echo(to_json(report.__dict__) if as_json else bench_text(report))
 
 
+memory_search_group = click.Group(
+    "memory-search", help="The same commands as the scripts: memory-search COMMAND --help.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    commands={"search": search_command, "recent": recent_command, "index": index_command, "stats": stats_command,
+              "db": db_command, "eval": eval_command, "bench": bench_command})
+
+
 def main() -> None:
-    """`memory-search <command>`: the same commands as the scripts."""
-    commands = {"search": search_command, "recent": recent_command, "index": index_command,
-                "stats": stats_command, "db": db_command, "eval": eval_command,
-                "bench": bench_command}
-    if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        click.echo("usage: memory-search {" + ",".join(commands) + "} [ARGS]... (see memory-search COMMAND --help)",
-                   err=True)
-        sys.exit(EXIT_USAGE)
-    name = sys.argv[1]
-    run(commands[name], f"memory-search {name}", sys.argv[2:])
+    """`memory-search <command>`."""
+    run(memory_search_group, "memory-search")

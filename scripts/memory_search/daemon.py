@@ -52,7 +52,6 @@ class Unavailable(Exception):
 def ask(settings, request) -> tuple[list, list[str]]:
     """(hits, warnings) from the helper. Raises Unavailable, or the error the search raised."""
     from . import errors
-    from .retrieval import Hit
 
     message = {"version": code_version(), "settings": _settings_dict(settings), "request": _request_dict(request)}
     try:
@@ -75,7 +74,10 @@ def ask(settings, request) -> tuple[list, list[str]]:
         if isinstance(kind, type) and issubclass(kind, errors.MemorySearchError):
             raise kind(answer["error"])
         raise Unavailable(answer["error"])
-    return [Hit(**hit) for hit in answer["hits"]], answer.get("warnings", [])
+    try:
+        return [hit_from_wire(hit) for hit in answer["hits"]], answer.get("warnings", [])
+    except (KeyError, TypeError, ValueError):
+        raise Unavailable("unexpected reply") from None
 
 
 def start_in_background() -> None:
@@ -127,7 +129,34 @@ def _request_dict(request) -> dict:
     filters = data["filters"]
     for key in ("since", "until"):
         filters[key] = filters[key].isoformat() if filters[key] else None
+    filters["where"] = [[condition["field"], condition["operator"], condition["value"]]
+                        for condition in filters["where"]]
     return data
+
+
+_HIT_FIELDS = ("score", "snippet", "start_line", "end_line", "chunk_text", "chunk_index", "legs", "stale")
+_RECORD_FIELDS = ("path", "relpath", "kind", "title", "status", "tags", "project", "date", "time", "frontmatter")
+
+
+def hit_to_wire(hit) -> dict:
+    """A hit as plain JSON values, field by field."""
+    record = {key: getattr(hit.record, key) for key in _RECORD_FIELDS}
+    record["tags"] = list(record["tags"])
+    record["date"] = record["date"].isoformat() if record["date"] else None
+    return {"record": record, **{key: getattr(hit, key) for key in _HIT_FIELDS}}
+
+
+def hit_from_wire(data: dict):
+    import datetime as dt
+
+    from .records import Record
+    from .retrieval import Hit
+
+    record = dict(data["record"])
+    record["tags"] = tuple(record["tags"])
+    record["date"] = dt.date.fromisoformat(record["date"]) if record["date"] else None
+    return Hit(record=Record(**{key: record[key] for key in _RECORD_FIELDS}),
+               **{key: data[key] for key in _HIT_FIELDS})
 
 
 # --- server ---------------------------------------------------------------------------------------
@@ -185,11 +214,10 @@ def serve(idle_seconds: float = IDLE_SECONDS) -> None:
 
 
 class _State:
-    """Connections and embedders kept warm, one per distinct setting."""
+    """A library object (connection and embedders) kept warm per distinct setting."""
 
     def __init__(self):
-        self.connections: dict[str, object] = {}
-        self.embedders: dict[str, object] = {}
+        self.libraries: dict[str, object] = {}
 
     def answer(self, message: dict) -> dict:
         from .errors import MemorySearchError
@@ -202,14 +230,15 @@ class _State:
         except Exception as error:  # a broken helper must not break the caller: it falls back
             self._forget(message["settings"])
             return {"error": f"{type(error).__name__}: {error}", "type": "Unavailable"}
-        return {"hits": [dataclasses.asdict(hit) for hit in hits], "warnings": warnings}
+        return {"hits": [hit_to_wire(hit) for hit in hits], "warnings": warnings}
 
     def _search(self, settings_data: dict, request_data: dict, warn) -> list:
         import datetime as dt
 
+        from .api import Memories
         from .config import Settings
-        from .filters import Filters
-        from .retrieval import SearchRequest, search
+        from .filters import Condition, Filters
+        from .retrieval import SearchRequest
 
         settings_data = dict(settings_data)
         for key in ("memories_dir", "data_dir"):
@@ -219,30 +248,25 @@ class _State:
         for key in ("since", "until"):
             filters_data[key] = dt.date.fromisoformat(filters_data[key]) if filters_data[key] else None
         filters_data["tags"] = tuple(filters_data["tags"])
-        filters_data["where"] = tuple(tuple(condition) for condition in filters_data["where"])
+        filters_data["where"] = tuple(Condition(field, operator, tuple(value) if isinstance(value, list) else value)
+                                      for field, operator, value in filters_data["where"])
         request = SearchRequest(**{**request_data, "filters": Filters(**filters_data)})
         key = json.dumps(settings_data, sort_keys=True, default=str)
-        return search(settings, request, warn, connection=self._connection(key, settings),
-                      embedders=self.embedders)
-
-    def _connection(self, key: str, settings):
-        from .database import connect
-
-        connection = self.connections.get(key)
-        if connection is None or connection.closed or connection.broken:
-            connection = connect(settings, read_only=True)
-            self.connections[key] = connection
-        return connection
+        memories = self.libraries.get(key)
+        if memories is None:
+            memories = self.libraries[key] = Memories(settings)
+        memories.warn = warn
+        return memories.run(request)
 
     def _forget(self, settings_data: dict) -> None:
         key = json.dumps(settings_data, sort_keys=True, default=str)
-        connection = self.connections.pop(key, None)
-        if connection is not None:
-            connection.close()
+        memories = self.libraries.pop(key, None)
+        if memories is not None:
+            memories.close()
 
     def close(self) -> None:
-        for connection in self.connections.values():
-            connection.close()
+        for memories in self.libraries.values():
+            memories.close()
 
 
 if __name__ == "__main__":

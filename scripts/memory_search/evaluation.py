@@ -121,12 +121,14 @@ class Report:
 def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
              progress=None, keep_dir: Path | None = None) -> Report:
     """Index the set as a memories directory, run every query in every mode, and score the runs."""
-    from . import store
     from .database import connect
     from .embedding import choose_spec, make_embedder, voyage_reranker
     from .filters import Filters
+    from .index_writer import drop_schema
     from .indexer import Indexer
+    from .layouts import layout_for
     from .retrieval import RERANK_MODEL, SearchRequest, Searcher
+    from .schema import ManagedTables, find_index
 
     dataset = load_dataset(folder, split, limit_queries)
     workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir
@@ -139,10 +141,10 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
         report = Report(dataset.name, split, len(dataset.queries), len(dataset.corpus),
                         round(time.monotonic() - started, 1))
         with connect(run_settings, read_only=True) as conn:
-            info = store.open_index(conn, run_settings.memories_root)
+            info = find_index(conn, run_settings.memories_root)
             embedder = _RememberingEmbedder(make_embedder(choose_spec(run_settings, info.spec), run_settings))
             reranker = voyage_reranker(run_settings, RERANK_MODEL) if settings.voyage_api_key else None
-            searcher = Searcher(conn, info, embedder, run_settings.memories_root, reranker)
+            searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, reranker)
             for mode in modes:
                 leg, _, fusion = mode.partition(":")
                 request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, filters=Filters(),
@@ -158,6 +160,6 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
         return report
     finally:
         with connect(settings.with_overrides(memories_dir=str(root)), read_only=False) as conn:
-            store.drop_schema(conn, store.ManagedTables(store.managed_prefix(Path(str(root)).absolute())))
+            drop_schema(conn, ManagedTables.of(Path(str(root)).absolute()))
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)

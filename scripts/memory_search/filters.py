@@ -1,18 +1,45 @@
 """Which records a search may return: scope, status, project, tags, dates and Chroma-style `where`.
 
-The same rules run as SQL on the managed index and as Python after retrieval on a CocoIndex table."""
+Each rule is defined once and rendered twice: as SQL over the managed chunks table, and as Python over a
+Record (for layouts whose table holds no metadata). tests/test_filters.py proves the two agree.
+
+`where` follows JSON: a boolean is not a number; a condition on a list field holds when an element
+matches; `$ne` and `$nin` hold for a missing field; `$gt $gte $lt $lte` compare numbers with numbers and
+strings with strings (by code point, as ISO dates sort), and are false for any other pairing.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from dataclasses import dataclass
 
 from .errors import UsageError
-from .memories import INACTIVE_STATUSES, SCOPES, as_list, in_scope, normalize_status, record_date
+from .records import INACTIVE_STATUSES, Record
 
-OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin")
-_SQL_COMPARE = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+SCOPES = ("session", "web", "minutes", "wiki", "all")
+EQUALITY = ("$eq", "$ne", "$in", "$nin")
+ORDER = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+OPERATORS = EQUALITY + tuple(ORDER)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One `where` condition: the field (frontmatter key; `status` is the normalized one), operator, value."""
+
+    field: str
+    operator: str
+    value: object
+
+    @property
+    def negated(self) -> bool:
+        return self.operator in ("$ne", "$nin")
+
+    @property
+    def choices(self) -> list:
+        """The values an element may equal for $eq/$ne/$in/$nin."""
+        return list(self.value) if self.operator in ("$in", "$nin") else [self.value]
 
 
 @dataclass(frozen=True)
@@ -23,7 +50,7 @@ class Filters:
     tags: tuple[str, ...] = ()
     since: dt.date | None = None
     until: dt.date | None = None
-    where: tuple[tuple[str, str, object], ...] = ()  # (field, operator, value), all ANDed
+    where: tuple[Condition, ...] = ()  # all must hold
 
     def __post_init__(self):
         if self.scope not in SCOPES:
@@ -35,7 +62,7 @@ class Filters:
         return bool(self.scope != "all" or self.project or self.tags or self.since or self.until or self.where)
 
 
-def parse_where(text: str | None) -> tuple[tuple[str, str, object], ...]:
+def parse_where(text: str | None) -> tuple[Condition, ...]:
     """`{"field": value, "field": {"$op": value}}` -> conditions. Raises UsageError."""
     if not text:
         return ()
@@ -45,116 +72,134 @@ def parse_where(text: str | None) -> tuple[tuple[str, str, object], ...]:
         raise UsageError(f"--where is not valid JSON ({error.msg} at column {error.colno})") from None
     if not isinstance(document, dict):
         raise UsageError('--where must be a JSON object, like {"project": "agents"}')
+    return where_conditions(document)
+
+
+def where_conditions(document: dict) -> tuple[Condition, ...]:
+    """Conditions from a parsed Chroma-style filter document. Raises UsageError."""
     conditions = []
     for field, condition in document.items():
         if not isinstance(condition, dict):
             condition = {"$eq": condition}
         for operator, value in condition.items():
-            if operator not in OPERATORS:
-                raise UsageError(f"--where: unknown operator {operator!r} for {field!r}: use {' '.join(OPERATORS)}")
-            if operator in ("$in", "$nin") and not isinstance(value, list):
-                raise UsageError(f"--where: {operator} for {field!r} needs a list")
-            if operator in _SQL_COMPARE and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
-                raise UsageError(f"--where: {operator} for {field!r} needs a number or a string")
-            conditions.append((str(field), operator, value))
+            conditions.append(_condition(str(field), operator, value))
     return tuple(conditions)
 
 
-# --- SQL, for the managed index ------------------------------------------------------------------
+def _condition(field: str, operator: str, value) -> Condition:
+    if operator not in OPERATORS:
+        raise UsageError(f"--where: unknown operator {operator!r} for {field!r}: use {' '.join(OPERATORS)}")
+    if operator in ("$in", "$nin"):
+        if not isinstance(value, list) or not all(_is_scalar(item) for item in value):
+            raise UsageError(f"--where: {operator} for {field!r} needs a list of strings, numbers or booleans")
+        return Condition(field, operator, tuple(value))
+    if operator in ORDER:
+        if not (_is_number(value) or isinstance(value, str)):
+            raise UsageError(f"--where: {operator} for {field!r} needs a number or a string")
+    elif not _is_scalar(value):
+        raise UsageError(f"--where: {operator} for {field!r} needs a string, a number or a boolean")
+    return Condition(field, operator, value)
 
-def sql_conditions(filters: Filters) -> tuple[list[str], list]:
-    """WHERE clauses and their parameters over the managed chunks table."""
-    clauses: list[str] = []
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (str, bool)) or _is_number(value)
+
+
+# --- Python ---------------------------------------------------------------------------------------
+
+def matches(filters: Filters, record: Record) -> bool:
+    """Whether a record passes the filters; the same answer as sql_conditions gives over its rows."""
+    if filters.scope != "all" and record.kind != filters.scope:
+        return False
+    if not filters.include_superseded and record.status in INACTIVE_STATUSES:
+        return False
+    if filters.project and record.project != filters.project:
+        return False
+    if filters.tags and not set(filters.tags) <= set(record.tags):
+        return False
+    if filters.since or filters.until:
+        day = record.date
+        if day is None or (filters.since and day < filters.since) or (filters.until and day > filters.until):
+            return False
+    return all(holds(condition, record.value(condition.field)) for condition in filters.where)
+
+
+def holds(condition: Condition, actual) -> bool:
+    """Whether a frontmatter value (None when missing) satisfies one condition."""
+    if condition.operator in ORDER:
+        if _is_number(condition.value) and _is_number(actual):
+            pass
+        elif isinstance(condition.value, str) and isinstance(actual, str):
+            pass
+        else:
+            return False
+        return {"$gt": actual > condition.value, "$gte": actual >= condition.value,
+                "$lt": actual < condition.value, "$lte": actual <= condition.value}[condition.operator]
+    elements = actual if isinstance(actual, list) else ([] if actual is None else [actual])
+    found = any(_json_equal(element, choice) for element in elements for choice in condition.choices)
+    return not found if condition.negated else found
+
+
+def _json_equal(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if _is_number(a) and _is_number(b):
+        return a == b
+    return isinstance(a, str) and isinstance(b, str) and a == b
+
+
+# --- SQL, over the managed chunks table -------------------------------------------------------------
+
+def sql_conditions(filters: Filters):
+    """(list of sql.Composable clauses, parameters) over the managed chunks table's columns."""
+    from psycopg import sql
+
+    clauses: list = []
     params: list = []
     if filters.scope != "all":
-        clauses.append("kind = %s")
+        clauses.append(sql.SQL("kind = %s"))
         params.append(filters.scope)
     if not filters.include_superseded:
-        clauses.append("status <> ALL(%s)")
+        clauses.append(sql.SQL("status <> ALL(%s)"))
         params.append(list(INACTIVE_STATUSES))
     if filters.project:
-        clauses.append("project = %s")
+        clauses.append(sql.SQL("project = %s"))
         params.append(filters.project)
     if filters.tags:
-        clauses.append("tags @> %s::text[]")
+        clauses.append(sql.SQL("tags @> %s::text[]"))
         params.append(list(filters.tags))
     if filters.since:
-        clauses.append("recorded_on >= %s")
+        clauses.append(sql.SQL("recorded_on >= %s"))
         params.append(filters.since)
     if filters.until:
-        clauses.append("recorded_on <= %s")
+        clauses.append(sql.SQL("recorded_on <= %s"))
         params.append(filters.until)
-    for field, operator, value in filters.where:
-        clause, values = _sql_condition(field, operator, value)
+    for condition in filters.where:
+        clause, values = _sql_condition(condition)
         clauses.append(clause)
         params.extend(values)
     return clauses, params
 
 
-def _sql_condition(field: str, operator: str, value) -> tuple[str, list]:
-    if field == "status":  # a missing status means active: use the normalized column
-        target, as_text = "to_jsonb(status)", "status"
+def _sql_condition(condition: Condition):
+    from psycopg import sql
+
+    if condition.field == "status":  # a missing status means active: use the normalized column
+        target, key = sql.SQL("to_jsonb(status)"), []
     else:
-        target, as_text = "(frontmatter -> %s)", "(frontmatter ->> %s)"
-    key = [] if field == "status" else [field]
-    if operator in ("$eq", "$ne"):
-        match = (f"(CASE WHEN jsonb_typeof({target}) = 'array' THEN {target} @> jsonb_build_array(%s::jsonb) "
-                 f"ELSE {target} = %s::jsonb END)")
-        params = key + key + [json.dumps(value)] + key + [json.dumps(value)]
-        return (f"coalesce({match}, false)" if operator == "$eq" else f"NOT coalesce({match}, false)"), params
-    if operator in ("$in", "$nin"):
-        match = (f"(CASE WHEN jsonb_typeof({target}) = 'array' THEN {target} ?| %s::text[] "
-                 f"ELSE {target} = ANY(%s::jsonb[]) END)")
-        strings = [str(item) for item in value if isinstance(item, str)]
-        params = key + key + [strings] + key + [[json.dumps(item) for item in value]]
-        return (f"coalesce({match}, false)" if operator == "$in" else f"NOT coalesce({match}, false)"), params
-    symbol = _SQL_COMPARE[operator]
-    if isinstance(value, (int, float)):
-        number = f"CASE WHEN jsonb_typeof({target}) = 'number' THEN ({as_text})::numeric {symbol} %s END"
-        return f"coalesce({number}, false)", key + key + [value]
-    return f"coalesce({as_text} {symbol} %s, false)", key + [value]
-
-
-# --- Python, after retrieval on a CocoIndex table ------------------------------------------------
-
-def matches(filters: Filters, relpath: str, frontmatter: dict) -> bool:
-    """The same rules as sql_conditions, over a file's path and frontmatter."""
-    if not in_scope(relpath, filters.scope):
-        return False
-    status = normalize_status(frontmatter.get("status"))
-    if not filters.include_superseded and status in INACTIVE_STATUSES:
-        return False
-    if filters.project and str(frontmatter.get("project") or "") != filters.project:
-        return False
-    if filters.tags and not set(filters.tags) <= set(as_list(frontmatter.get("tags"))):
-        return False
-    if filters.since or filters.until:
-        day, _ = record_date(relpath, frontmatter)
-        if day is None or (filters.since and day < filters.since) or (filters.until and day > filters.until):
-            return False
-    for field, operator, value in filters.where:
-        actual = status if field == "status" else frontmatter.get(field)
-        if not _matches_condition(actual, operator, value):
-            return False
-    return True
-
-
-def _matches_condition(actual, operator: str, value) -> bool:
-    if operator in ("$eq", "$ne"):
-        hit = value in actual if isinstance(actual, list) else (actual is not None and actual == value)
-        return hit if operator == "$eq" else not hit
-    if operator in ("$in", "$nin"):
-        if isinstance(actual, list):
-            hit = any(item in value for item in actual)
-        else:
-            hit = actual is not None and actual in value
-        return hit if operator == "$in" else not hit
-    if isinstance(value, (int, float)):
-        if not isinstance(actual, (int, float)) or isinstance(actual, bool):
-            return False
-    elif actual is None or isinstance(actual, (list, dict)):
-        return False
-    else:
-        actual = str(actual)
-    return {"$gt": actual > value, "$gte": actual >= value, "$lt": actual < value, "$lte": actual <= value}[operator]
-
+        target, key = sql.SQL("(frontmatter -> %s)"), [condition.field]
+    if condition.operator in ORDER:
+        kind = "string" if isinstance(condition.value, str) else "number"
+        value = sql.SQL("({t} #>> '{{}}') COLLATE \"C\"" if kind == "string" else "({t})::numeric").format(t=target)
+        test = sql.SQL("CASE WHEN jsonb_typeof({t}) = {kind} THEN {value} {op} %s END").format(
+            t=target, kind=sql.Literal(kind), value=value, op=sql.SQL(ORDER[condition.operator]))
+        return sql.SQL("coalesce({}, false)").format(test), key + key + [condition.value]
+    elements = sql.SQL("jsonb_array_elements(CASE jsonb_typeof({t}) WHEN 'array' THEN {t} "
+                       "ELSE jsonb_build_array({t}) END)").format(t=target)
+    exists = sql.SQL("EXISTS (SELECT 1 FROM {} AS e (element) WHERE e.element = ANY(%s::jsonb[]))").format(elements)
+    params = key + key + key + [[json.dumps(choice) for choice in condition.choices]]
+    return (sql.SQL("NOT {}").format(exists) if condition.negated else exists), params

@@ -7,13 +7,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import store
+from . import index_writer as writer
 from .chunking import CHUNKER_VERSION, chunk_markdown, embedding_text
 from .config import Settings
 from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder, vector_literal
+from .embedding_cache import cache_embeddings, cached_embeddings
 from .errors import IndexBusy, IndexMismatch
 from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory, require_directory
+from .schema import SCHEMA_VERSION, ManagedTables, read_meta
 from .tokens import TOKENIZER_VERSION, term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy
@@ -48,17 +50,17 @@ class Plan:
     unchanged: list[MemoryFile] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     bad: list[Skipped] = field(default_factory=list)
-    indexed: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # what the index held
+    indexed: dict[str, writer.FileState] = field(default_factory=dict)  # what the index held
 
 
-def compare(found: list[MemoryFile], indexed: dict[str, tuple[str, int, int]]) -> Plan:
+def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState]) -> Plan:
     """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later."""
     plan = Plan()
     for memory_file in found:
         known = indexed.get(memory_file.path)
         if known is None:
             plan.new.append(memory_file)
-        elif (known[1], known[2]) == (memory_file.size, memory_file.mtime_ns):
+        elif (known.size, known.mtime_ns) == (memory_file.size, memory_file.mtime_ns):
             plan.unchanged.append(memory_file)
         else:
             plan.changed.append(memory_file)
@@ -78,7 +80,7 @@ class _Pending:
     digest: str
     texts: list[str]
     hashes: list[str]
-    rows: list[store.ChunkRow]
+    rows: list[writer.ChunkRow]
 
 
 class Indexer:
@@ -90,7 +92,7 @@ class Indexer:
         self.root = settings.memories_root
         self.include, self.exclude = tuple(include), tuple(exclude)
         self.progress = progress
-        self.tables = store.ManagedTables(store.managed_prefix(self.root))
+        self.tables = ManagedTables.of(self.root)
 
     def _check_root(self):
         require_directory(self.root)
@@ -98,7 +100,7 @@ class Indexer:
     def plan(self, conn) -> Plan:
         self._check_root()
         found, bad = discover(self.root, self.include, self.exclude)
-        indexed = store.indexed_files(conn, self.tables) if store.read_meta(conn, self.tables) else {}
+        indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
         plan = compare(found, indexed)
         plan.bad, plan.indexed = bad, indexed
         return plan
@@ -110,17 +112,17 @@ class Indexer:
             self._lock(conn, wait)
             spec = self._prepare(conn, rebuild)
             stats = self._update(conn, spec)
-            store.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+            writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
             if stats.success or stats.deleted or stats.failed or rebuild:
-                statistics = store.refresh_statistics(conn, self.tables)
-                store.vacuum(conn, self.tables)
+                statistics = writer.refresh_statistics(conn, self.tables)
+                writer.vacuum(conn, self.tables)
                 if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
-                    self._ensure_hnsw(conn, spec)
+                    writer.ensure_hnsw(conn, self.tables, spec, self._say)
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 
     def _lock(self, conn, wait: bool) -> None:
-        key = store.lock_key(self.tables)
+        key = writer.lock_key(self.tables)
         if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
             return
         if not wait:
@@ -129,25 +131,25 @@ class Indexer:
         conn.execute("SELECT pg_advisory_lock(%s)", (key,))
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
-        meta = store.read_meta(conn, self.tables)
-        if meta and not store.indexed_files(conn, self.tables):
+        meta = read_meta(conn, self.tables)
+        if meta and not writer.indexed_files(conn, self.tables):
             meta = {}  # an index that never got a file (a first run that failed) binds to no model
-            store.drop_schema(conn, self.tables)
+            writer.drop_schema(conn, self.tables)
         recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
         if rebuild:  # keep the recorded model unless another one is asked for
             asked = self.settings.provider is not None or self.settings.model is not None
             spec = choose_spec(self.settings, None if asked else recorded)
-            store.drop_schema(conn, self.tables)
+            writer.drop_schema(conn, self.tables)
         else:
             spec = choose_spec(self.settings, recorded)
             for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION),
-                                 ("schema_version", store.SCHEMA_VERSION)):
+                                 ("schema_version", SCHEMA_VERSION)):
                 if meta and meta.get(key) != version:
                     raise IndexMismatch(
                         f"the index of {self.root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
                         f"this is {version}: run index.py --rebuild (cached embeddings are reused)"
                     )
-        store.create_schema(conn, self.tables, spec, self.root)
+        writer.create_schema(conn, self.tables, spec, self.root)
         return spec
 
     def _update(self, conn, spec: ModelSpec) -> IndexStats:
@@ -157,7 +159,7 @@ class Indexer:
         for bad in plan.bad:
             stats.failed += 1
             stats.failures.append({"path": bad.relpath, "reason": bad.reason})
-        store.delete_files(conn, self.tables, plan.deleted)
+        writer.delete_files(conn, self.tables, plan.deleted)
         stats.deleted = len(plan.deleted)
 
         indexed = plan.indexed
@@ -172,8 +174,8 @@ class Indexer:
                 self._advance(0)
                 continue
             known = indexed.get(memory_file.path)
-            if known and known[0] == pending.digest:  # touched, not changed
-                store.touch_file(conn, self.tables, memory_file.path, memory_file.size, memory_file.mtime_ns)
+            if known and known.content_hash == pending.digest:  # touched, not changed
+                writer.touch_file(conn, self.tables, memory_file.path, memory_file.size, memory_file.mtime_ns)
                 stats.skipped += 1
                 self._advance(0)
                 continue
@@ -193,14 +195,15 @@ class Indexer:
         except BadMemory as reason:
             stats.failed += 1
             stats.failures.append({"path": memory_file.relpath, "reason": str(reason)})
-            store.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
+            writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
                                   memory_file.mtime_ns, str(reason))
             return None
+        title = memory.record.title
         chunks = chunk_markdown(memory.body, memory.body_start_line)
-        texts = [embedding_text(memory.title, chunk) for chunk in chunks]
+        texts = [embedding_text(title, chunk) for chunk in chunks]
         rows = [
-            store.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, "",
-                           dict(term_frequencies(memory.title + "\n" + chunk.text)))
+            writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, "",
+                            dict(term_frequencies(title + "\n" + chunk.text)))
             for i, chunk in enumerate(chunks)
         ]
         return _Pending(memory_file, memory, content_hash(text), texts,
@@ -209,7 +212,7 @@ class Indexer:
     def _write(self, conn, spec: ModelSpec, embedder, batch: list[_Pending], stats: IndexStats) -> None:
         """Embed what the cache lacks for a batch of files, then write each file in its own transaction."""
         hashes = sorted({text_hash for item in batch for text_hash in item.hashes})
-        vectors = store.cached_embeddings(conn, spec, hashes)
+        vectors = cached_embeddings(conn, spec, hashes)
         missing: dict[str, str] = {}
         for item in batch:
             for text_hash, text in zip(item.hashes, item.texts):
@@ -219,35 +222,17 @@ class Indexer:
         if missing:
             embedded = embedder.embed_documents(list(missing.values()))
             fresh = {text_hash: vector_literal(vector) for text_hash, vector in zip(missing, embedded)}
-            store.cache_embeddings(conn, spec, fresh)
+            cache_embeddings(conn, spec, fresh)
             vectors.update(fresh)
             stats.embedded += len(missing)
         for item in batch:
             for row, text_hash in zip(item.rows, item.hashes):
                 row.embedding = vectors[text_hash]
-            memory = item.memory
-            store.replace_file(conn, self.tables, store.FileRow(
-                filename=item.memory_file.path, relpath=item.memory_file.relpath, content_hash=item.digest,
-                size=item.memory_file.size, mtime_ns=item.memory_file.mtime_ns, kind=memory.kind,
-                status=memory.status, title=memory.title, tags=memory.tags, project=memory.project,
-                recorded_on=memory.recorded_on, recorded_time=memory.recorded_time, frontmatter=memory.frontmatter,
-            ), item.rows)
+            state = writer.FileState(item.digest, item.memory_file.size, item.memory_file.mtime_ns)
+            writer.replace_file(conn, self.tables, item.memory.record, state, item.rows)
             stats.success += 1
             stats.chunks += len(item.rows)
             self._advance(len(item.rows))
-
-    def _ensure_hnsw(self, conn, spec: ModelSpec) -> None:
-        operator = "vector_cosine_ops" if spec.dimension <= 2000 else "halfvec_cosine_ops"
-        name = f"{self.tables.prefix}__chunks_hnsw"
-        valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
-                             (name,)).fetchone()
-        if valid and valid[0]:
-            return
-        if valid:  # an interrupted concurrent build leaves an invalid index behind
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-        self._say("building the HNSW vector index (searches keep working meanwhile)")
-        conn.execute("SET maintenance_work_mem = '512MB'")  # the graph must fit, or the build crawls
-        conn.execute(f"CREATE INDEX CONCURRENTLY {name} ON {self.tables.chunks} USING hnsw (embedding {operator})")
 
     def _advance(self, chunks: int) -> None:
         if self.progress:

@@ -1,4 +1,4 @@
-"""The memories directory: which files count, their kind and scope, and their frontmatter."""
+"""The memories directory: which files count, reading them, and their frontmatter."""
 
 from __future__ import annotations
 
@@ -6,23 +6,19 @@ import datetime as dt
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import MemoriesMissing, first_line
+from .records import Record, kind_of, make_record
 
-RAW_KINDS = ("session", "web", "minutes")
 SCOPES = ("session", "web", "minutes", "wiki", "all")
-INACTIVE_STATUSES = ("superseded", "deprecated")
 
 # What the original's CocoIndex flow left out of the index.
 DEFAULT_EXCLUDES = ("trashbox/**", "**/_*.md", "**/.git/**", "**/.*")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
-DATE_FOLDER = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-TIMED_NAME = re.compile(r"^(\d{6})_.+\.md$")
-_FIRST_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
 
 
@@ -35,16 +31,6 @@ def require_directory(root: Path) -> Path:
 
 class BadMemory(Exception):
     """A file that cannot be indexed; the message is the reason."""
-
-
-def kind_of(relpath: str | PurePosixPath) -> str | None:
-    """session | web | minutes | wiki from the path inside the memories directory, else None."""
-    parts = PurePosixPath(relpath).parts
-    if parts and parts[0] == "wiki":
-        return "wiki"
-    if len(parts) >= 2 and parts[0] == "raw" and parts[1] in RAW_KINDS:
-        return parts[1]
-    return None
 
 
 def in_scope(relpath: str | PurePosixPath, scope: str) -> bool:
@@ -65,10 +51,6 @@ def relative_path(path: str | os.PathLike, root: Path) -> PurePosixPath | None:
     if not rel.parts or rel.parts[0] == "..":
         return None
     return PurePosixPath(rel.as_posix())
-
-
-def normalize_status(status) -> str:
-    return str(status).strip().lower() if status not in (None, "") else "active"
 
 
 def matches_glob(relpath: str, pattern: str) -> bool:
@@ -161,20 +143,11 @@ def _rel(path, root: Path) -> str:
 
 @dataclass
 class Memory:
-    """A parsed memory: frontmatter, body, and where the body starts in the file."""
+    """A parsed memory: its record, its body, and where the body starts in the file."""
 
-    path: str
-    relpath: str
-    kind: str | None
-    frontmatter: dict
+    record: Record
     body: str
     body_start_line: int  # 1-based line of the body's first line
-    recorded_on: dt.date | None = None
-    recorded_time: str | None = None
-    title: str = ""
-    status: str = "active"
-    tags: list[str] = field(default_factory=list)
-    project: str | None = None
 
 
 def read_memory(memory_file: MemoryFile) -> tuple[Memory, str]:
@@ -201,22 +174,7 @@ def parse_memory(path: str, relpath: str, text: str) -> Memory:
     metadata, body, body_start_line = split_frontmatter(text)
     if not body.strip() and not metadata:
         raise BadMemory("empty")
-    memory = Memory(
-        path=path,
-        relpath=relpath,
-        kind=kind_of(relpath),
-        frontmatter=metadata,
-        body=body,
-        body_start_line=body_start_line,
-    )
-    heading = _FIRST_HEADING.search(body)
-    memory.title = str(metadata.get("title") or (heading.group(1) if heading else PurePosixPath(relpath).stem))
-    memory.status = normalize_status(metadata.get("status"))
-    memory.tags = as_list(metadata.get("tags"))
-    project = metadata.get("project")
-    memory.project = str(project) if project not in (None, "") else None
-    memory.recorded_on, memory.recorded_time = record_date(relpath, metadata)
-    return memory
+    return Memory(make_record(path, relpath, metadata, body), body, body_start_line)
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
@@ -236,26 +194,16 @@ def split_frontmatter(text: str) -> tuple[dict, str, int]:
     return json_safe(metadata), body, text.count("\n", 0, match.end()) + 1
 
 
-def read_frontmatter(path: str) -> dict:
-    """Frontmatter of a file, or {} when it cannot be read or parsed."""
+def read_record(path: str, relpath: str) -> Record:
+    """The record of a file from its first 64 KiB; a file that cannot be read or parsed gets a record from its
+    path alone."""
     try:
         with open(path, encoding="utf-8-sig") as handle:
             head = handle.read(64 * 1024)
-    except (OSError, UnicodeDecodeError):
-        return {}
-    try:
-        metadata, _, _ = split_frontmatter(head)
-    except BadMemory:
-        return {}
-    return metadata
-
-
-def as_list(value) -> list[str]:
-    if value in (None, ""):
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(item) for item in value if item not in (None, "")]
-    return [part.strip() for part in str(value).split(",") if part.strip()]
+        metadata, body, _ = split_frontmatter(head)
+    except (OSError, UnicodeDecodeError, BadMemory):
+        metadata, body = {}, ""
+    return make_record(path, relpath, metadata, body)
 
 
 def json_safe(value):
@@ -269,29 +217,3 @@ def json_safe(value):
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
-
-
-def record_date(relpath: str, metadata: dict) -> tuple[dt.date | None, str | None]:
-    """The record's date and HH:MM:SS: from raw/<kind>/YYYY-MM-DD/HHMMSS_*.md, else the frontmatter."""
-    parts = PurePosixPath(relpath).parts
-    if len(parts) >= 4 and parts[0] == "raw" and DATE_FOLDER.match(parts[2]):
-        day = parse_date(parts[2])
-        timed = TIMED_NAME.match(parts[-1])
-        if day:
-            clock = timed.group(1) if timed else None
-            return day, f"{clock[:2]}:{clock[2:4]}:{clock[4:]}" if clock else None
-    for key in ("date", "ended_at", "started_at", "updated", "created"):
-        day = parse_date(metadata.get(key))
-        if day:
-            return day, None
-    return None, None
-
-
-def parse_date(value) -> dt.date | None:
-    if not value:
-        return None
-    text = str(value).strip()
-    try:
-        return dt.date.fromisoformat(text[:10])
-    except ValueError:
-        return None

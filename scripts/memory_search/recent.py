@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
-from .memories import DATE_FOLDER, RAW_KINDS, TIMED_NAME, as_list, normalize_status, read_frontmatter, require_directory
+from .memories import read_record, require_directory
+from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 
 RECENT_KINDS = RAW_KINDS + ("all",)
-
-
-@dataclass
-class Record:
-    date: str
-    time: str
-    ended_at: str | None
-    started_at: str | None
-    title: str
-    project: str | None
-    duration_minutes: int | float | None
-    tags: list[str] = field(default_factory=list)
-    status: str = "active"
-    path: str = ""
-    kind: str = "session"
 
 
 def list_recent(memories_root: Path, kind: str = "session", top: int = 10, project: str | None = None,
@@ -37,7 +22,7 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     oldest = None
     if days is not None:
         oldest = ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
-    entries: list[tuple[str, str, str, str]] = []  # (date, HHMMSS, kind, path)
+    entries: list[tuple[str, str, str, str]] = []  # (date, HHMMSS, relpath, path)
     for record_kind in (RAW_KINDS if kind == "all" else (kind,)):
         base = memories_root / "raw" / record_kind
         try:
@@ -54,37 +39,15 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
             for name in names:
                 match = TIMED_NAME.match(name)
                 if match:
-                    entries.append((folder.name, match.group(1), record_kind, os.path.join(folder.path, name)))
+                    entries.append((folder.name, match.group(1), f"raw/{record_kind}/{folder.name}/{name}",
+                                    os.path.abspath(os.path.join(folder.path, name))))
     entries.sort(reverse=True)
     records: list[Record] = []
-    for day, clock, record_kind, path in entries:
-        frontmatter = read_frontmatter(path)
-        if project is not None and str(frontmatter.get("project") or "") != project:
+    for _, _, relpath, path in entries:
+        record = read_record(path, relpath)
+        if project is not None and (record.project or "") != project:
             continue
-        records.append(_record(day, clock, record_kind, path, frontmatter))
+        records.append(record)
         if len(records) >= top:
             break
     return records
-
-
-def _record(day: str, clock: str, kind: str, path: str, frontmatter: dict) -> Record:
-    def text(key):
-        value = frontmatter.get(key)
-        return str(value) if value not in (None, "") else None
-
-    duration = frontmatter.get("duration_minutes")
-    if not isinstance(duration, (int, float)) or isinstance(duration, bool):
-        duration = None
-    return Record(
-        date=day,
-        time=f"{clock[:2]}:{clock[2:4]}:{clock[4:]}",
-        ended_at=text("ended_at"),
-        started_at=text("started_at"),
-        title=text("title") or Path(path).stem,
-        project=text("project"),
-        duration_minutes=duration,
-        tags=as_list(frontmatter.get("tags")),
-        status=normalize_status(frontmatter.get("status")),
-        path=os.path.abspath(path),
-        kind=kind,
-    )

@@ -1,8 +1,10 @@
-"""Turning hits, records and stats into the text the scripts print. Nothing else prints results."""
+"""Turning hits, records, index runs and index status into the text the scripts print."""
 
 from __future__ import annotations
 
 import json
+
+from .records import text_or_none
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
@@ -18,9 +20,9 @@ def hits_markdown(hits, explain: bool = False) -> str:
     blocks = []
     for number, hit in enumerate(hits, 1):
         lines = [
-            f"### {number}. {hit.title}  _(score: {hit.score:.3f})_",
+            f"### {number}. {hit.record.title}  _(score: {hit.score:.3f})_",
             f"- **path**: `{hit.path}`",
-            f"- **status**: {hit.status}  **tags**: {', '.join(hit.tags)}",
+            f"- **status**: {hit.record.status}  **tags**: {', '.join(hit.record.tags)}",
             f"- **snippet**: {hit.snippet}",
         ]
         if hit.stale:
@@ -42,15 +44,16 @@ def _explain(hit) -> str:
 
 def hit_dict(hit, explain: bool = False) -> dict:
     """The seed's keys (score, path, snippet, frontmatter) first, then what this project adds."""
+    record = hit.record
     item = {
         "score": hit.score,
         "path": hit.path,
         "snippet": hit.snippet,
-        "frontmatter": hit.frontmatter,
-        "title": hit.title,
-        "status": hit.status,
-        "kind": hit.kind,
-        "date": hit.date,
+        "frontmatter": record.frontmatter,
+        "title": record.title,
+        "status": record.status,
+        "kind": record.kind,
+        "date": record.date.isoformat() if record.date else None,
         "start_line": hit.start_line,
         "end_line": hit.end_line,
         "stale": hit.stale,
@@ -64,13 +67,29 @@ def hits_json(hits, explain: bool = False) -> str:
     return _json([hit_dict(hit, explain) for hit in hits])
 
 
-_RECORD_KEYS = ("date", "time", "ended_at", "started_at", "title", "project", "duration_minutes", "tags",
-                "status", "path")
+def record_dict(record) -> dict:
+    """The original recent.sh's keys in its order, then `kind`."""
+    frontmatter = record.frontmatter
+    duration = frontmatter.get("duration_minutes")
+    if not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        duration = None
+    return {
+        "date": record.date.isoformat() if record.date else None,
+        "time": record.time,
+        "ended_at": text_or_none(frontmatter.get("ended_at")),
+        "started_at": text_or_none(frontmatter.get("started_at")),
+        "title": record.title,
+        "project": record.project,
+        "duration_minutes": duration,
+        "tags": list(record.tags),
+        "status": record.status,
+        "path": record.path,
+        "kind": record.kind,
+    }
 
 
 def records_json(records) -> str:
-    """The original's keys in its order, then `kind`."""
-    return _json([{key: getattr(record, key) for key in _RECORD_KEYS + ("kind",)} for record in records])
+    return _json([record_dict(record) for record in records])
 
 
 def records_paths(records) -> str:
@@ -82,8 +101,9 @@ def records_markdown(records) -> str:
         return NO_RECORDS
     blocks = []
     for number, record in enumerate(records, 1):
-        when = record.ended_at or f"{record.date} {record.time}"
-        duration = f", {record.duration_minutes:g}分" if record.duration_minutes is not None else ""
+        item = record_dict(record)
+        when = item["ended_at"] or f"{item['date']} {item['time']}"
+        duration = f", {item['duration_minutes']:g}分" if item["duration_minutes"] is not None else ""
         lines = [f"### {number}. {record.title}  _(ended: {when}{duration})_", f"- **path**: `{record.path}`"]
         details = [f"**kind**: {record.kind}"]
         if record.project:
@@ -113,40 +133,22 @@ def as_json(value) -> str:
     return _json(value)
 
 
-def eval_text(report) -> str:
-    lines = [f"{report.dataset} ({report.split}): {report.queries} queries over {report.documents} documents; "
-             f"indexed in {report.index_seconds:.1f} s",
-             f"{'mode':<22} {'nDCG@10':>8} {'R@10':>8} {'R@100':>8} {'MRR@10':>8} {'median ms':>10}"]
-    for mode, metrics in report.results.items():
-        lines.append(f"{mode:<22} {metrics['ndcg@10']:>8.4f} {metrics['recall@10']:>8.4f} "
-                     f"{metrics['recall@100']:>8.4f} {metrics['mrr@10']:>8.4f} {report.query_ms[mode]:>10.1f}")
-    return "\n".join(lines)
-
-
-def bench_text(report) -> str:
-    lines = [f"note: {note}" for note in report.notes]
-    if report.indexing:
-        i = report.indexing
-        lines.append(f"indexing ({i['files']} files, {i['chunks']} chunks, local model): {i['index_chunks_per_s']} "
-                     f"chunks/s vs raw embedder {i['raw_embedder_texts_per_s']} texts/s ({i['ratio']:.0%}); "
-                     f"cold index {i['cold_index_s']} s")
-    if report.freshness:
-        f = report.freshness
-        lines.append(f"index.py over {f['files']} files: no-op {f['noop_index_s']} s, one-file edit "
-                     f"{f['one_file_edit_s']} s")
-    if report.recent:
-        r = report.recent
-        lines.append(f"recent.py over {r['files']} files: median {r['median_ms']} ms, p95 {r['p95_ms']} ms, "
-                     f"peak {r['peak_rss_mb']} MB")
-    if report.sizes:
-        lines.append(f"{'chunks':>8} {'hnsw':>5} {'figure':<22} {'median ms':>10} {'p95 ms':>8} {'peak MB':>8}")
-        for size in report.sizes:
-            for key in ("search_helper", "search_no_helper", "in_process_semantic", "in_process_keyword",
-                        "in_process_hybrid", "vector_exact_scan"):
-                timing = size.get(key)
-                if timing is None:
-                    continue
-                peak = f"{timing['peak_rss_mb']:.1f}" if timing.get("peak_rss_mb") else "-"
-                lines.append(f"{size['chunks']:>8} {str(size['hnsw']):>5} {key:<22} {timing['median_ms']:>10.1f} "
-                             f"{timing['p95_ms']:>8.1f} {peak:>8}")
+def status_text(status: dict) -> str:
+    lines = [
+        f"index of {status['memories_dir']} ({status['table']})",
+        f"  {status['files']} files, {status['chunks']} chunks, {status['index_bytes'] / 1048576:.1f} MB",
+        f"  model {status['model']['provider']}/{status['model']['model']} ({status['model']['dimension']} dimensions)",
+        f"  last indexed {status['last_indexed_at'] or 'never'}",
+    ]
+    for group in status["by_kind_and_status"]:
+        lines.append(f"  {group['kind']:<8} {group['status']:<11} {group['files']:>6} files "
+                     f"{group['chunks']:>7} chunks")
+    pending = status["pending"]
+    behind = pending["new"] + pending["changed"] + pending["deleted"]
+    lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
+                 + ("; run index.py to catch up" if behind else "; up to date"))
+    for item in status["unreadable"][:10]:
+        lines.append(f"  unreadable {item['path']}: {item['reason']}")
+    if len(status["unreadable"]) > 10:
+        lines.append(f"  ... and {len(status['unreadable']) - 10} more unreadable (see --json)")
     return "\n".join(lines)

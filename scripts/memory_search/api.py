@@ -1,0 +1,142 @@
+"""The library's face: one object per memories directory that every script, server and plugin uses.
+
+    import memory_search
+    with memory_search.open(memories_dir="~/memories") as memories:
+        for hit in memories.search("セッション要約の保存先", top=5):
+            print(hit.score, hit.path, hit.snippet)
+
+It owns the database connection (read-only, opened on first use), the embedders (loaded on first use,
+kept for later calls) and the detection of the index layout (on each call, so an index built meanwhile
+is seen).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import Settings
+from .filters import Filters
+from .memories import relative_path, require_directory
+
+
+def open(settings: Settings | None = None, /, warn=None, **overrides) -> "Memories":  # noqa: A001
+    """Memories for the settings (default: the environment), with keyword overrides such as memories_dir."""
+    settings = (settings or Settings.from_env()).with_overrides(**overrides)
+    return Memories(settings, warn=warn)
+
+
+class Memories:
+    """Search, list and index one memories directory."""
+
+    def __init__(self, settings: Settings, warn=None):
+        self.settings = settings
+        self.warn = warn or (lambda message: None)
+        self._connection = None
+        self._embedders: dict[str, object] = {}
+
+    @property
+    def root(self) -> Path:
+        return self.settings.memories_root
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def search(self, query: str, *, top: int = 10, filters: Filters | None = None, mode: str | None = None,
+               dedupe: bool = True, min_score: float | None = None, rerank: bool | None = None) -> list:
+        """The best chunk of each matching record, best first (list of retrieval.Hit)."""
+        from .retrieval import SearchRequest
+
+        return self.run(SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), dedupe=dedupe,
+                                      min_score=min_score, rerank=self._rerank(rerank)))
+
+    def run(self, request) -> list:
+        """Run a retrieval.SearchRequest."""
+        return self._searcher(request.mode, request.rerank).search(request)
+
+    def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
+                min_score: float | None = None) -> list:
+        """The records nearest in meaning to the memory at `path` (absolute, or relative to the directory)."""
+        from .errors import MemoriesMissing, UsageError
+        from .retrieval import SearchRequest
+
+        if not str(path).strip():
+            raise UsageError("the path is empty: give a memory's path")
+        given = Path(path).expanduser()
+        if not given.is_absolute() and given.exists():  # relative to the working directory, when it is there
+            given = given.absolute()
+        relative = relative_path(given, self.root)
+        if relative is None:
+            raise MemoriesMissing(f"{path} is outside the memories directory {self.root}")
+        filename = str(self.root / relative)
+        request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
+        return self._searcher("semantic", False).similar(filename, request)
+
+    def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
+               days: int | None = None) -> list:
+        """The newest records by date folder and file name (list of records.Record); no database."""
+        from .recent import list_recent
+
+        return list_recent(self.root, kind=kind, top=top, project=project, days=days)
+
+    def status(self) -> dict:
+        """What the index holds and how far it is behind the directory: what stats.py prints."""
+        from .status import index_status
+
+        require_directory(self.root)
+        return index_status(self.connection, self.settings)
+
+    def plan(self, include=(), exclude=()):
+        """How the directory differs from the index (indexer.Plan), changing nothing."""
+        from .indexer import Indexer
+
+        return Indexer(self.settings, include, exclude).plan(self.connection)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def index(self, *, rebuild: bool = False, include=(), exclude=(), wait: bool = True, progress=None):
+        """Bring the index up to date (indexer.IndexStats); only new and changed files are read."""
+        from .indexer import Indexer
+
+        return Indexer(self.settings, include, exclude, progress).run(rebuild=rebuild, wait=wait)
+
+    # --- resources -----------------------------------------------------------------------------
+
+    @property
+    def connection(self):
+        """A read-only connection, opened on first use and reopened when it broke."""
+        from .database import connect
+
+        require_directory(self.root)
+        if self._connection is None or self._connection.closed or self._connection.broken:
+            self._connection = connect(self.settings, read_only=True)
+        return self._connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def __enter__(self) -> "Memories":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _rerank(self, asked: bool | None) -> bool:
+        return bool(self.settings.voyage_api_key) if asked is None else asked
+
+    def _searcher(self, mode: str | None, rerank: bool):
+        from .embedding import choose_spec, make_embedder, voyage_reranker
+        from .layouts import layout_for
+        from .retrieval import RERANK_MODEL, Searcher
+        from .schema import find_index
+
+        conn = self.connection
+        info = find_index(conn, self.root, self.settings.table)
+        embedder = None
+        if (mode or "") != "keyword":
+            spec = choose_spec(self.settings, info.spec, info.dimension)
+            embedder = self._embedders.get(spec.key)
+            if embedder is None:
+                embedder = self._embedders[spec.key] = make_embedder(spec, self.settings)
+        reranker = voyage_reranker(self.settings, RERANK_MODEL) if rerank and self.settings.voyage_api_key else None
+        return Searcher(conn, layout_for(info, self.root), embedder, reranker, self.warn)

@@ -1,0 +1,36 @@
+"""The embedding cache: one vector per (model, text hash), shared by every index in the database."""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from .embedding import ModelSpec
+
+CACHE_TABLE = "memsearch_embedding_cache"
+_TABLE = sql.Identifier(CACHE_TABLE)
+
+
+def create_cache(conn) -> None:
+    conn.execute(sql.SQL(
+        "CREATE TABLE IF NOT EXISTS {} (model text NOT NULL, text_hash text NOT NULL, embedding vector NOT NULL, "
+        "PRIMARY KEY (model, text_hash))").format(_TABLE))
+
+
+def cached_embeddings(conn, spec: ModelSpec, text_hashes: list[str]) -> dict[str, str]:
+    """text hash -> embedding (pgvector text) for the hashes already embedded by this model."""
+    if not text_hashes:
+        return {}
+    rows = conn.execute(
+        sql.SQL("SELECT text_hash, embedding::text FROM {} WHERE model = %s AND text_hash = ANY(%s)").format(_TABLE),
+        (spec.key, text_hashes),
+    ).fetchall()
+    return dict(rows)
+
+
+def cache_embeddings(conn, spec: ModelSpec, vectors: dict[str, str]) -> None:
+    if vectors:
+        conn.cursor().executemany(
+            sql.SQL("INSERT INTO {} (model, text_hash, embedding) VALUES (%s, %s, %s::vector) "
+                    "ON CONFLICT DO NOTHING").format(_TABLE),
+            [(spec.key, text_hash, vector) for text_hash, vector in vectors.items()],
+        )

@@ -1,0 +1,263 @@
+"""Writing the managed index: its tables, one file's rows at a time, and the statistics BM25 reads.
+
+Only the indexer writes here; searches read the same tables through layouts.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from psycopg import sql
+
+from .chunking import CHUNKER_VERSION
+from .embedding import ModelSpec
+from .embedding_cache import create_cache
+from .records import Record
+from .schema import SCHEMA_VERSION, ManagedTables, columns_of
+from .tokens import TOKENIZER_VERSION
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {files} (
+    filename text PRIMARY KEY,
+    relpath text NOT NULL,
+    content_hash text NOT NULL,
+    size bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    chunk_count integer NOT NULL,
+    error text,  -- why the file could not be indexed; it has no chunks then
+    indexed_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS {chunks} (
+    id bigserial PRIMARY KEY,
+    filename text NOT NULL REFERENCES {files} (filename) ON DELETE CASCADE,
+    chunk_index integer NOT NULL,
+    start_line integer NOT NULL,
+    end_line integer NOT NULL,
+    chunk_text text NOT NULL,
+    embedding {vector} NOT NULL,
+    term_count integer NOT NULL,
+    kind text,
+    status text NOT NULL,
+    title text NOT NULL,
+    tags text[] NOT NULL,
+    project text,
+    recorded_on date,
+    recorded_time text,
+    frontmatter jsonb NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {chunks_filename} ON {chunks} (filename);
+CREATE INDEX IF NOT EXISTS {chunks_filters} ON {chunks} (kind, status, recorded_on);
+-- The lexical index: one row per (term, chunk), read by term for BM25 (see references/schema.md).
+CREATE TABLE IF NOT EXISTS {postings} (
+    term text NOT NULL,
+    chunk_id bigint NOT NULL,
+    tf integer NOT NULL,
+    dl integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {postings_term} ON {postings} (term) INCLUDE (chunk_id, tf, dl);
+CREATE INDEX IF NOT EXISTS {postings_chunk} ON {postings} (chunk_id);
+CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL);
+"""
+
+
+@dataclass
+class ChunkRow:
+    chunk_index: int
+    start_line: int
+    end_line: int
+    chunk_text: str
+    embedding: str  # pgvector text
+    terms: dict[str, int]
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index remembers of a file to tell whether it changed."""
+
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
+    names = {key: tables.sql(key) for key in ("meta", "files", "chunks", "postings", "terms")}
+    for index in ("chunks_filename", "chunks_filters", "postings_term", "postings_chunk"):
+        names[index] = sql.Identifier(f"{tables.prefix}__{index}")
+    return names
+
+
+def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: Path) -> None:
+    vector_type = "vector" if spec.dimension <= 2000 else "halfvec"
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    with conn.transaction():
+        conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type}({int(spec.dimension)})"),
+                                             **_names(tables)))
+        create_cache(conn)
+        meta = {
+            "provider": spec.provider, "model": spec.model, "dimension": str(spec.dimension),
+            "chunker_version": CHUNKER_VERSION, "tokenizer_version": TOKENIZER_VERSION,
+            "schema_version": SCHEMA_VERSION, "memories_dir": str(memories_root),
+        }
+        conn.cursor().executemany(
+            sql.SQL("INSERT INTO {} (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING").format(
+                tables.sql("meta")),
+            list(meta.items()),
+        )
+
+
+def drop_schema(conn, tables: ManagedTables) -> None:
+    with conn.transaction():
+        for name in ("postings", "chunks", "files", "terms", "meta"):
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(tables.sql(name)))
+
+
+def write_meta(conn, tables: ManagedTables, values: dict[str, str]) -> None:
+    conn.cursor().executemany(
+        sql.SQL("INSERT INTO {} (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value").format(tables.sql("meta")),
+        list(values.items()),
+    )
+
+
+def indexed_files(conn, tables: ManagedTables) -> dict[str, FileState]:
+    """filename -> FileState of every indexed file (none when the index does not exist yet)."""
+    if not columns_of(conn, tables.files):
+        return {}
+    rows = conn.execute(sql.SQL("SELECT filename, content_hash, size, mtime_ns FROM {}").format(
+        tables.sql("files"))).fetchall()
+    return {row[0]: FileState(row[1], row[2], row[3]) for row in rows}
+
+
+def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, chunks: list[ChunkRow]) -> None:
+    """Swap one file's rows for new ones in a single transaction: readers see old or new, never a mix."""
+    files, chunk_table, postings, terms = (tables.sql(name) for name in ("files", "chunks", "postings", "terms"))
+    with conn.transaction():
+        _forget_file(conn, tables, record.path)
+        conn.execute(
+            sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, indexed_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, now()) ON CONFLICT (filename) DO UPDATE SET "
+                    "relpath = EXCLUDED.relpath, content_hash = EXCLUDED.content_hash, size = EXCLUDED.size, "
+                    "mtime_ns = EXCLUDED.mtime_ns, chunk_count = EXCLUDED.chunk_count, error = NULL, "
+                    "indexed_at = now()").format(files),
+            (record.path, record.relpath, state.content_hash, state.size, state.mtime_ns, len(chunks)),
+        )
+        if not chunks:
+            return
+        ids = [row[0] for row in conn.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            (tables.chunks, len(chunks))).fetchall()]
+        frontmatter = json.dumps(record.frontmatter, ensure_ascii=False)
+        conn.cursor().executemany(
+            sql.SQL("INSERT INTO {} (id, filename, chunk_index, start_line, end_line, chunk_text, embedding, "
+                    "term_count, kind, status, title, tags, project, recorded_on, recorded_time, frontmatter) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)").format(
+                chunk_table),
+            [(chunk_id, record.path, chunk.chunk_index, chunk.start_line, chunk.end_line, chunk.chunk_text,
+              chunk.embedding, sum(chunk.terms.values()), record.kind, record.status, record.title,
+              list(record.tags), record.project, record.date, record.time, frontmatter)
+             for chunk_id, chunk in zip(ids, chunks)],
+        )
+        with conn.cursor().copy(sql.SQL("COPY {} (term, chunk_id, tf, dl) FROM STDIN").format(postings)) as copy:
+            for chunk_id, chunk in zip(ids, chunks):
+                length = sum(chunk.terms.values())
+                for term, count in chunk.terms.items():
+                    copy.write_row((term, chunk_id, count, length))
+        conn.execute(
+            sql.SQL("INSERT INTO {terms} (term, df) SELECT term, count(*) FROM {postings} "
+                    "WHERE chunk_id = ANY(%s) GROUP BY term "
+                    "ON CONFLICT (term) DO UPDATE SET df = {terms}.df + EXCLUDED.df").format(
+                terms=terms, postings=postings),
+            (ids,),
+        )
+
+
+def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, size: int, mtime_ns: int,
+                    reason: str) -> None:
+    """Remember a file that cannot be indexed, dropping what it held, until it changes again."""
+    with conn.transaction():
+        _forget_file(conn, tables, filename)
+        conn.execute(
+            sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, error) "
+                    "VALUES (%s, %s, '', %s, %s, 0, %s) ON CONFLICT (filename) DO UPDATE SET "
+                    "relpath = EXCLUDED.relpath, content_hash = '', size = EXCLUDED.size, "
+                    "mtime_ns = EXCLUDED.mtime_ns, chunk_count = 0, error = EXCLUDED.error, "
+                    "indexed_at = now()").format(tables.sql("files")),
+            (filename, relpath, size, mtime_ns, reason),
+        )
+
+
+def unreadable_files(conn, tables: ManagedTables) -> list[tuple[str, str]]:
+    """(relpath, reason) of the files the last runs could not index."""
+    return conn.execute(sql.SQL("SELECT relpath, error FROM {} WHERE error IS NOT NULL ORDER BY relpath").format(
+        tables.sql("files"))).fetchall()
+
+
+def touch_file(conn, tables: ManagedTables, filename: str, size: int, mtime_ns: int) -> None:
+    """Record a new mtime for a file whose content did not change."""
+    conn.execute(sql.SQL("UPDATE {} SET size = %s, mtime_ns = %s WHERE filename = %s").format(tables.sql("files")),
+                 (size, mtime_ns, filename))
+
+
+def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
+    for filename in filenames:
+        with conn.transaction():
+            _forget_file(conn, tables, filename)
+            conn.execute(sql.SQL("DELETE FROM {} WHERE filename = %s").format(tables.sql("files")), (filename,))
+
+
+def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
+    """Remove a file's chunks and postings and take its terms out of the document frequencies."""
+    chunks, postings, terms = tables.sql("chunks"), tables.sql("postings"), tables.sql("terms")
+    ids = [row[0] for row in conn.execute(sql.SQL("SELECT id FROM {} WHERE filename = %s").format(chunks),
+                                          (filename,)).fetchall()]
+    if not ids:
+        return
+    conn.execute(
+        sql.SQL("UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term, count(*) AS n FROM {postings} "
+                "WHERE chunk_id = ANY(%s) GROUP BY term) old WHERE t.term = old.term").format(
+            terms=terms, postings=postings),
+        (ids,),
+    )
+    conn.execute(sql.SQL("DELETE FROM {} WHERE chunk_id = ANY(%s)").format(postings), (ids,))
+    conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(chunks), (ids,))
+
+
+def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
+    """Chunk count and mean chunk length for BM25; drop terms no chunk holds any more."""
+    conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0").format(tables.sql("terms")))
+    chunks, average = conn.execute(sql.SQL("SELECT count(*), coalesce(avg(term_count), 0) FROM {}").format(
+        tables.sql("chunks"))).fetchone()
+    values = {"chunks": str(chunks), "average_terms": f"{float(average):.4f}"}
+    write_meta(conn, tables, values)
+    return values
+
+
+def vacuum(conn, tables: ManagedTables) -> None:
+    """Mark new rows all-visible (the keyword leg reads postings from the index alone) and refresh
+    the planner's statistics; only pages changed since the last run are visited."""
+    conn.execute(sql.SQL("VACUUM (ANALYZE) {}, {}").format(tables.sql("postings"), tables.sql("chunks")))
+
+
+def ensure_hnsw(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: None) -> None:
+    """Build the HNSW vector index when it is missing or was left invalid by an interrupted build."""
+    operator = "vector_cosine_ops" if spec.dimension <= 2000 else "halfvec_cosine_ops"
+    name = f"{tables.prefix}__chunks_hnsw"
+    valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+                         (name,)).fetchone()
+    if valid and valid[0]:
+        return
+    if valid:  # an interrupted concurrent build leaves an invalid index behind
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+    say("building the HNSW vector index (searches keep working meanwhile)")
+    conn.execute("SET maintenance_work_mem = '512MB'")  # the graph must fit, or the build crawls
+    conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding {})").format(
+        sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator)))
+
+
+def lock_key(tables: ManagedTables) -> int:
+    """A stable 63-bit advisory lock key for this index."""
+    return int.from_bytes(hashlib.sha1(tables.prefix.encode()).digest()[:8], "big") >> 1

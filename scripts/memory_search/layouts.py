@@ -1,0 +1,198 @@
+"""One class per index layout, behind the interface the search pipeline uses.
+
+A layout answers the legs (nearest chunks by vector; BM25 over postings, where it has them), says which
+filters it runs in SQL, and admits a candidate: the record to show for it, or None when its file is gone,
+lies outside the memories directory or fails a filter the SQL could not apply.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from psycopg import sql
+
+from .embedding import vector_literal
+from .filters import Filters, matches, sql_conditions
+from .memories import read_record, relative_path
+from .records import Record
+from .retrieval import Candidate, KeywordResult
+from .schema import IndexInfo, identifier
+
+BM25_K1, BM25_B = 1.2, 0.75
+POSTINGS_BUDGET = 20_000  # postings read per query at most, unless the rarest term alone has more
+HNSW_EF_SEARCH = 100
+
+
+class Layout:
+    """The interface; see ManagedLayout and CocoIndexLayout."""
+
+    has_keyword_leg = False
+    filters_in_sql = False
+
+    def __init__(self, info: IndexInfo, memories_root: Path):
+        self.info, self.root = info, memories_root
+
+    @property
+    def table(self) -> str:
+        return self.info.table
+
+    def semantic(self, conn, vector: list[float], filters: Filters, limit: int,
+                 exclude: str | None = None) -> list[Candidate]:
+        raise NotImplementedError
+
+    def keyword(self, conn, terms: dict[str, int], filters: Filters, limit: int) -> KeywordResult:
+        raise NotImplementedError
+
+    def admit(self, candidate: Candidate, filters: Filters) -> Record | None:
+        raise NotImplementedError
+
+    def vectors_of(self, conn, filename: str) -> list[list[float]]:
+        """The chunk vectors of one file (for similar memories)."""
+        rows = conn.execute(sql.SQL("SELECT embedding::text FROM {} WHERE filename = %s ORDER BY id").format(
+            identifier(self.table)), (filename,)).fetchall()
+        return [[float(value) for value in row[0].strip("[]").split(",")] for row in rows]
+
+    def indexed_state(self, conn, paths: list[str]) -> dict[str, tuple[int, int]] | None:
+        """path -> (size, mtime_ns) as indexed, or None when the layout does not record it."""
+        return None
+
+    # --- shared by the layouts ---------------------------------------------------------------
+
+    def _path_in_root(self, filename: str) -> tuple[str, str] | None:
+        """(absolute path under the memories root, relpath) of an existing file, else None."""
+        relative = relative_path(filename, self.root)
+        if relative is None:
+            return None
+        path = str(self.root / relative)
+        if not os.path.isfile(path):  # deleted since it was indexed
+            return None
+        return path, str(relative)
+
+    def _nearest(self, conn, columns: sql.Composable, clauses: list, params: list, vector: list[float],
+                 limit: int) -> list[tuple]:
+        literal = vector_literal(vector)
+        distance = sql.SQL("embedding <=> %s::{}").format(sql.SQL(self.info.vector_type))
+        where = sql.SQL("WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
+        query = sql.SQL("SELECT {columns}, 1 - ({distance}) AS score FROM {table} {where} "
+                        "ORDER BY {distance} LIMIT %s").format(columns=columns, distance=distance,
+                                                              table=identifier(self.table), where=where)
+        with conn.transaction():
+            if self.info.has_hnsw:  # iterative scans keep filtered HNSW searches from coming back short
+                conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                             "set_config('hnsw.ef_search', %s, true)", (str(HNSW_EF_SEARCH),))
+            return conn.execute(query, [literal, *params, literal, limit]).fetchall()
+
+
+class ManagedLayout(Layout):
+    """This project's index: metadata columns, filters in SQL, BM25 over a postings table."""
+
+    has_keyword_leg = True
+    filters_in_sql = True
+    _COLUMNS = sql.SQL("id, filename, chunk_text, start_line, end_line, chunk_index, kind, status, title, tags, "
+                       "project, recorded_on, recorded_time, frontmatter")
+
+    def __init__(self, info: IndexInfo, memories_root: Path):
+        super().__init__(info, memories_root)
+        self.tables = info.tables
+        self.chunk_count = int(info.meta.get("chunks") or 0)
+        self.average_terms = float(info.meta.get("average_terms") or 0.0)
+
+    def semantic(self, conn, vector, filters, limit, exclude=None):
+        clauses, params = sql_conditions(filters)
+        if exclude is not None:
+            clauses.append(sql.SQL("filename <> %s"))
+            params.append(exclude)
+        rows = self._nearest(conn, self._COLUMNS, clauses, params, vector, limit)
+        return sorted((self._candidate(row) for row in rows), key=lambda candidate: -candidate.score)
+
+    def keyword(self, conn, terms, filters, limit):
+        if not terms:
+            return KeywordResult([], {}, True)
+        frequencies = dict(conn.execute(sql.SQL("SELECT term, df FROM {} WHERE term = ANY(%s)").format(
+            self.tables.sql("terms")), (list(terms),)).fetchall())
+        total = max(self.chunk_count, 1)
+        weights = {term: count * _idf(frequencies.get(term, 0), total) for term, count in terms.items()}
+        present = sorted((term for term in terms if frequencies.get(term, 0) > 0), key=lambda t: frequencies[t])
+        if not present:
+            return KeywordResult([], weights, True)
+        # The rarest terms first, until their postings add up to the budget: the commonest terms,
+        # which carry the least weight, are left out of long queries over large indexes.
+        scored, postings = [], 0
+        for term in present:
+            if scored and postings + frequencies[term] > POSTINGS_BUDGET:
+                break
+            scored.append(term)
+            postings += frequencies[term]
+        clauses, params = sql_conditions(filters)
+        bm25 = sql.SQL(f"q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / %s))")
+        # Rank on the postings alone, then read (and filter) only the best of them. Filters that
+        # drop most of the best make the caller ask again with a larger limit, until exhausted.
+        ranked_limit = limit * 8 if filters.narrows else limit * 2
+        where = sql.SQL("WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
+        query = sql.SQL(
+            "SELECT {columns}, s.score, s.weight FROM ("
+            "SELECT p.chunk_id, sum({bm25}) AS score, sum(q.w) AS weight "
+            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) JOIN {postings} p ON p.term = q.t "
+            "GROUP BY p.chunk_id ORDER BY score DESC LIMIT %s"
+            ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC LIMIT %s").format(
+            columns=self._COLUMNS, bm25=bm25, postings=self.tables.sql("postings"), chunks=self.tables.sql("chunks"),
+            where=where)
+        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], ranked_limit, *params, limit]
+        rows = conn.execute(query, args).fetchall()
+        exhausted = len(rows) < limit and ranked_limit >= postings
+        total_weight = sum(weights.values())
+        candidates = []
+        for row in rows:
+            candidate = self._candidate(row[:-1])
+            candidate.coverage = min(1.0, row[-1] / total_weight)
+            candidates.append(candidate)
+        return KeywordResult(candidates, weights, exhausted)
+
+    def admit(self, candidate, filters):
+        found = self._path_in_root(candidate.filename)
+        if found is None:
+            return None
+        return replace(candidate.record, path=found[0], relpath=found[1])  # the filters ran in SQL
+
+    def indexed_state(self, conn, paths):
+        rows = conn.execute(sql.SQL("SELECT filename, size, mtime_ns FROM {} WHERE filename = ANY(%s)").format(
+            self.tables.sql("files")), (paths,)).fetchall()
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    @staticmethod
+    def _candidate(row) -> Candidate:
+        (id_, filename, text, start, end, chunk_index, kind, status, title, tags, project, recorded_on,
+         recorded_time, frontmatter, score) = row
+        record = Record(path=filename, relpath="", kind=kind, title=title, status=status, tags=tuple(tags or ()),
+                        project=project, date=recorded_on, time=recorded_time, frontmatter=frontmatter)
+        return Candidate(id_, filename, text, float(score), start, end, chunk_index, record)
+
+
+class CocoIndexLayout(Layout):
+    """The original's CocoIndex table: chunks and vectors only; filters read each file's frontmatter."""
+
+    _COLUMNS = sql.SQL("id, filename, chunk_text")
+
+    def semantic(self, conn, vector, filters, limit, exclude=None):
+        clauses, params = ([sql.SQL("filename <> %s")], [exclude]) if exclude is not None else ([], [])
+        rows = self._nearest(conn, self._COLUMNS, clauses, params, vector, limit)
+        return sorted((Candidate(id_, filename, text, float(score)) for id_, filename, text, score in rows),
+                      key=lambda candidate: -candidate.score)
+
+    def admit(self, candidate, filters):
+        found = self._path_in_root(candidate.filename)
+        if found is None:
+            return None
+        record = read_record(*found)
+        return record if matches(filters, record) else None
+
+
+def layout_for(info: IndexInfo, memories_root: Path) -> Layout:
+    return (ManagedLayout if info.tables is not None else CocoIndexLayout)(info, memories_root)
+
+
+def _idf(df: int, total: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))

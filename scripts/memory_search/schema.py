@@ -1,0 +1,160 @@
+"""Reading the schema: where an index lives, which layout it has, and what its meta table says.
+
+Two layouts are found by introspection:
+- `cocoindex`: the table the original's CocoIndex flow writes (id, filename, chunk_text, embedding);
+- `managed`: this project's tables `<prefix>__chunks|__files|__postings|__terms|__meta`, the same
+  columns and more (written by index_writer.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from psycopg import sql
+
+from .embedding import ModelSpec
+from .errors import IndexMissing, UsageError
+
+SCHEMA_VERSION = "2"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
+
+
+def _host() -> str:
+    return re.sub(r"[^a-zA-Z0-9]", "_", socket.gethostname())
+
+
+def cocoindex_tables(memories_root: Path) -> list[str]:
+    """Table names the original's recording side used for this directory, newest layout last."""
+    host, name = _host(), memories_root.name
+    return [f"codeindex_{host}_{name}__code_chunks".lower(),
+            f"memoryindex_{host}_{name}__chunks".lower(),
+            f"episodicindex_{host}_{name}__chunks".lower()]
+
+
+def managed_prefix(memories_root: Path) -> str:
+    """memsearch_<basename>_<hash of host and path>: one managed index per memories directory."""
+    name = re.sub(r"[^a-z0-9]+", "_", memories_root.name.lower()).strip("_")[:24] or "root"
+    digest = hashlib.sha1(f"{socket.gethostname()}:{memories_root}".encode()).hexdigest()[:8]
+    return f"memsearch_{name}_{digest}"
+
+
+def identifier(name: str) -> sql.Identifier:
+    """A possibly schema-qualified table name as an SQL identifier."""
+    return sql.Identifier(*name.split("."))
+
+
+@dataclass(frozen=True)
+class ManagedTables:
+    """The names of one managed index's tables."""
+
+    prefix: str
+
+    @property
+    def chunks(self) -> str:
+        return f"{self.prefix}__chunks"
+
+    @property
+    def files(self) -> str:
+        return f"{self.prefix}__files"
+
+    @property
+    def postings(self) -> str:
+        return f"{self.prefix}__postings"
+
+    @property
+    def terms(self) -> str:
+        return f"{self.prefix}__terms"
+
+    @property
+    def meta(self) -> str:
+        return f"{self.prefix}__meta"
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return (self.chunks, self.files, self.postings, self.terms, self.meta)
+
+    def sql(self, name: str) -> sql.Identifier:
+        """sql.Identifier of one table: tables.sql("chunks")."""
+        return sql.Identifier(getattr(self, name))
+
+    @classmethod
+    def of(cls, memories_root: Path) -> "ManagedTables":
+        return cls(managed_prefix(memories_root))
+
+
+@dataclass
+class IndexInfo:
+    """What introspection found about the table a search reads."""
+
+    table: str
+    vector_type: str  # vector | halfvec
+    dimension: int
+    has_hnsw: bool = False
+    tables: ManagedTables | None = None  # set for a managed index
+    meta: dict | None = None  # a managed index's meta table
+
+    @property
+    def spec(self) -> ModelSpec | None:
+        """The model a managed index recorded."""
+        if not self.meta:
+            return None
+        return ModelSpec(self.meta["provider"], self.meta["model"], int(self.meta["dimension"]))
+
+
+def columns_of(conn, table: str) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+        "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped",
+        (table,),
+    ).fetchall()
+    return dict(rows)
+
+
+def find_index(conn, memories_root: Path, table: str | None = None) -> IndexInfo:
+    """Find and describe the index for a memories directory: an explicit table, the managed one, or CocoIndex's."""
+    if table is not None:
+        if not _IDENTIFIER.match(table):
+            raise UsageError(f"invalid table name {table!r}: use letters, digits and _ (schema.table allowed)")
+        candidates = [table, table + "__chunks"]  # a managed index may be named by its prefix
+    else:
+        candidates = [ManagedTables.of(memories_root).chunks] + cocoindex_tables(memories_root)
+    for name in candidates:
+        columns = columns_of(conn, name)
+        if columns:
+            return describe(conn, name, columns)
+    if table is not None:
+        raise IndexMissing(
+            f"table {table} does not exist: check MEMORIES_TABLE / --table, or build it with scripts/index.py")
+    raise IndexMissing(
+        f"no index of {memories_root} in this database: build it with `scripts/index.py` "
+        f"(or set MEMORIES_TABLE to an existing CocoIndex table)"
+    )
+
+
+def describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
+    missing = {"filename", "chunk_text", "embedding"} - set(columns)
+    if missing:
+        raise IndexMissing(f"table {name} lacks the column(s) {', '.join(sorted(missing))}: it is not a memories index")
+    match = re.match(r"(vector|halfvec)\((\d+)\)", columns["embedding"])
+    if not match:
+        raise IndexMissing(f"table {name}'s embedding column is {columns['embedding']}, not vector(N) or halfvec(N)")
+    info = IndexInfo(name, match.group(1), int(match.group(2)))
+    if name.endswith("__chunks") and "term_count" in columns:
+        tables = ManagedTables(name.removesuffix("__chunks"))
+        meta = read_meta(conn, tables)
+        if meta:
+            info.tables, info.meta = tables, meta
+    info.has_hnsw = bool(conn.execute(
+        "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam "
+        "WHERE i.indrelid = to_regclass(%s) AND am.amname = 'hnsw'", (name,)).fetchone())
+    return info
+
+
+def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
+    if not columns_of(conn, tables.meta):
+        return {}
+    return dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(tables.sql("meta"))).fetchall())

@@ -1,0 +1,94 @@
+"""The library's public face, as a Python user calls it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import memory_search
+from conftest import run_script
+from memory_search.errors import IndexMissing, MemoriesMissing
+from memory_search.render import hits_json, records_json
+
+TEA = "# Brewing green tea\n\nBrew green tea at 70 degrees for two minutes; boiling water makes it bitter.\n"
+BREAD = "# パンの焼き方\n\n強力粉でパンを焼く。発酵は二回、オーブンは 200 度。\n"
+DEPLOY = "# Deploy runbook\n\nRoll out with blue green deploys and watch the error rate for ten minutes.\n"
+
+
+@pytest.fixture
+def notes(memories):
+    memories.write("wiki/kitchen/green-tea.md", TEA, title="Green tea", tags=["kitchen"])
+    memories.write("wiki/kitchen/bread.md", BREAD, title="パン")
+    memories.write("wiki/ops/deploy.md", DEPLOY, title="Deploy runbook", tags=["ops"])
+    memories.session("2026-11-03", "080000", "Tea tasting", "We brewed the green tea at 70 degrees and it was "
+                     "not bitter; two minutes is enough.", project="home")
+    memories.write("raw/web/2026-11-01/090000_article.md", "# Blue green deployment\n\nTwo environments, one live.",
+                   kind="web", title="Blue green article")
+    return memories
+
+
+def test_open_search_recent_status_and_index(env, notes):
+    with memory_search.open(memories_dir=str(notes.root)) as memories:
+        stats = memories.index()
+        assert stats.success == 5 and stats.failed == 0
+        hits = memories.search("how hot should the water be for green tea", top=3)
+        assert hits[0].path == str(notes.root / "wiki/kitchen/green-tea.md")
+        assert hits[0].record.title == "Green tea" and hits[0].record.kind == "wiki"
+        wiki = memories.search("tea", filters=memory_search.Filters(scope="session"))
+        assert [hit.record.kind for hit in wiki] == ["session"]
+        assert [record.title for record in memories.recent(kind="all")] == ["Tea tasting", "Blue green article"]
+        assert memories.status()["files"] == 5
+        assert memories.index().skipped == 5  # nothing changed
+
+
+def test_the_library_prints_what_the_scripts_print(env, notes):
+    with memory_search.open(memories_dir=str(notes.root)) as memories:
+        memories.index()
+        hits = memories.search("パンの発酵", top=5)
+        records = memories.recent(kind="all")
+    assert json.loads(hits_json(hits)) == json.loads(
+        run_script("search", "パンの発酵", "--format", "json", env=env, memories=notes, check=True).stdout)
+    assert json.loads(records_json(records)) == json.loads(
+        run_script("recent", "--kind", "all", "--format", "json", env=env, memories=notes, check=True).stdout)
+
+
+def test_similar_finds_the_page_about_the_same_topic_not_the_memory_itself(env, notes):
+    session = next((notes.root / "raw/session").rglob("*.md"))
+    with memory_search.open(memories_dir=str(notes.root)) as memories:
+        memories.index()
+        hits = memories.similar(str(session), top=3)
+        by_relative = memories.similar(str(session.relative_to(notes.root)), top=3)
+    assert hits[0].path == str(notes.root / "wiki/kitchen/green-tea.md")
+    assert str(session) not in [hit.path for hit in hits]
+    assert [hit.path for hit in by_relative] == [hit.path for hit in hits]
+
+
+def test_similar_refuses_a_path_outside_the_directory_or_not_indexed(env, notes, tmp_path):
+    with memory_search.open(memories_dir=str(notes.root)) as memories:
+        memories.index()
+        with pytest.raises(MemoriesMissing, match="outside the memories directory"):
+            memories.similar(str(tmp_path / "elsewhere.md"))
+        notes.write("wiki/new.md", "# New\n\nNot indexed yet.", title="New")
+        with pytest.raises(IndexMissing, match="not in the index"):
+            memories.similar("wiki/new.md")
+
+
+def test_connection_opens_on_first_use_and_closes_with_the_block(env, notes):
+    memories = memory_search.open(memories_dir=str(notes.root))
+    assert memories._connection is None  # nothing opened by open()
+    with memories:
+        memories.index()
+        memories.search("tea")
+        connection = memories._connection
+        assert connection is not None and not connection.closed
+    assert connection.closed
+
+
+def test_errors_are_the_library_errors(env, tmp_path):
+    with pytest.raises(MemoriesMissing):
+        memory_search.open(memories_dir=str(tmp_path / "none")).search("x")
+    (tmp_path / "empty").mkdir()
+    with memory_search.open(memories_dir=str(tmp_path / "empty")) as memories:
+        with pytest.raises(IndexMissing):
+            memories.search("x")
