@@ -11,6 +11,7 @@ import math
 import re
 import struct
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GOOD_KEY = "test-key"
@@ -29,6 +30,8 @@ class FakeVoyage:
         self.requests: list[dict] = []
         self.fail_next: list[int] = []  # HTTP statuses to answer before succeeding
         self.fail_rerank = False
+        self.hang = False  # accept the request and never answer
+        self.echo_key_in_errors = False  # error bodies repeat the Authorization header, as some proxies do
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -55,10 +58,16 @@ class FakeVoyage:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 fake.requests.append({"path": self.path, **body})
+                if fake.hang:
+                    time.sleep(60)
+                    return None
                 if self.headers.get("Authorization") != f"Bearer {GOOD_KEY}":
                     return self._send(401, {"detail": "Provided API key is invalid."})
                 if fake.fail_next:
-                    return self._send(fake.fail_next.pop(0), {"detail": "try again"})
+                    detail = "try again"
+                    if fake.echo_key_in_errors:
+                        detail = f"bad request with headers Authorization: {self.headers.get('Authorization')}"
+                    return self._send(fake.fail_next.pop(0), {"detail": detail})
                 if self.path.endswith("/embeddings"):
                     dimension = body.get("output_dimension") or 1024
                     data = []

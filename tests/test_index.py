@@ -90,8 +90,11 @@ def test_a_second_indexer_waits_or_exits(env, memories, database):
         waiting = subprocess.Popen([sys.executable, str(SCRIPTS / "index.py"), "--json", "--memories",
                                     str(memories.root)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
-        time.sleep(2)
-        assert waiting.poll() is None  # still waiting for the lock
+        deadline = time.monotonic() + 120
+        while not holder.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                                 ).fetchone()[0]:
+            assert waiting.poll() is None and time.monotonic() < deadline  # it must queue for the lock
+            time.sleep(0.1)
         holder.execute("SELECT pg_advisory_unlock(%s)", (key,))
         out, err = waiting.communicate(timeout=120)
     assert waiting.returncode == 0 and "waiting" in err

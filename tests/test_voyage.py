@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import pytest
 
@@ -101,3 +102,21 @@ def test_a_model_name_alone_means_voyage(env, notes):
     index(env, notes)
     result = run_script("search", "tomatoes", env=dict(env, MEMORIES_EMBEDDING_MODEL="voyage-3.5"), memories=notes)
     assert result.returncode == 1 and "voyage-3.5" in result.stderr and "multilingual-e5-small" in result.stderr
+
+
+def test_a_service_that_never_answers_costs_seconds_not_minutes(voyage_env, voyage, notes):
+    index(voyage_env, notes)
+    voyage.hang = True
+    started = time.monotonic()
+    result = run_script("search", "tomatoes", "--no-rerank", env=voyage_env, memories=notes)
+    assert result.returncode == 1 and "did not answer" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - started < 30
+
+
+def test_an_error_body_that_echoes_the_key_is_masked(voyage_env, voyage, notes):
+    voyage.echo_key_in_errors = True
+    voyage.fail_next = [400]
+    result = run_script("index", env=voyage_env, memories=notes)
+    assert result.returncode == 1 and "Voyage AI refused" in result.stderr
+    assert GOOD_KEY not in result.stderr and "***" in result.stderr

@@ -84,7 +84,7 @@ class Memories:
         require_directory(self.root)
         return index_status(self.connection, self.settings)
 
-    def plan(self, include=(), exclude=()):
+    def plan(self, include=None, exclude=None):
         """How the directory differs from the index (indexer.Plan), changing nothing."""
         from .indexer import Indexer
 
@@ -92,8 +92,10 @@ class Memories:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def index(self, *, rebuild: bool = False, include=(), exclude=(), wait: bool = True, progress=None):
-        """Bring the index up to date (indexer.IndexStats); only new and changed files are read."""
+    def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
+        """Bring the index up to date (indexer.IndexStats); only new and changed files are read.
+
+        include/exclude (globs) replace the selection the index remembers; None keeps it."""
         from .indexer import Indexer
 
         return Indexer(self.settings, include, exclude, progress).run(rebuild=rebuild, wait=wait)

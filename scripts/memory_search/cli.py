@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import sys
 
 import click
 
 from .config import DATABASE_ENVIRONMENT_HELP, ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
-from .errors import EXIT_FAILURE, EXIT_USAGE, MemorySearchError, UsageError, first_line
+from .errors import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, MemorySearchError, UsageError, first_line, require_text
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -17,11 +18,14 @@ Exit codes:
   1  runtime failure (database, embedding service, index mismatch)
   2  usage error (bad flag, empty query, --top outside 1..100)
   3  the memories directory or the index is missing"""
+INDEX_EXIT_CODES_HELP = EXIT_CODES_HELP + """
+  4  the index is up to date except for files that could not be
+     indexed (each listed with its reason)"""
 
 
-def _command(examples: str, environment: str = ENVIRONMENT_HELP):
+def _command(examples: str, environment: str = ENVIRONMENT_HELP, exit_codes: str = EXIT_CODES_HELP):
     """A click command whose --help ends with examples, environment variables and exit codes."""
-    epilog = "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + EXIT_CODES_HELP
+    epilog = "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + exit_codes
     return click.command(epilog=epilog, context_settings={"help_option_names": ["-h", "--help"]})
 
 
@@ -43,17 +47,40 @@ def run(command: click.Command, prog: str, args=None) -> None:
     except Exception as error:  # last resort: still one line, never a traceback
         if os.environ.get("MEMORIES_DEBUG", "0") not in ("", "0"):
             raise
-        _fail(prog, f"unexpected {type(error).__name__}: {first_line(error)} (set MEMORIES_DEBUG=1 for a traceback)",
-              EXIT_FAILURE)
+        _fail(prog, _describe_unexpected(error), EXIT_FAILURE)
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def _describe_unexpected(error: Exception) -> str:
+    if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
+        if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
+            return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
+                    "(scripts/db.py status, or your MEMORIES_DATABASE_URL server) and try again")
+        return f"PostgreSQL refused the request ({first_line(error)})"
+    return f"unexpected {type(error).__name__}: {first_line(error)} (set MEMORIES_DEBUG=1 for a traceback)"
+
+
 def _fail(prog: str, message: str, code: int) -> None:
-    click.echo(f"{prog}: error: {message}", err=True)
+    click.echo(f"{prog}: error: {_masked(message)}", err=True)
     sys.exit(code)
 
 
+def _masked(message: str) -> str:
+    """Never print a secret: the configured ones by value, any password, token or key by its shape."""
+    from .errors import mask_secrets
+
+    try:
+        settings = Settings.from_env()
+        known = (settings.voyage_api_key, settings.database_url)
+    except Exception:  # masking must not fail; the shapes are still masked
+        known = ()
+    return mask_secrets(message, *known)
+
+
 def _settings(memories, table=None, daemon=None) -> Settings:
+    if memories is not None and not memories.strip():
+        raise UsageError("--memories is empty: give the memories directory")
+    require_text(memories, "--memories")
     settings = Settings.from_env().with_overrides(memories_dir=memories, table=table)
     return settings if daemon is None else settings.with_overrides(daemon=daemon)
 
@@ -115,8 +142,10 @@ def search_command(query, top, scope, include_superseded, output, no_dedupe, mod
     from .render import hits_json, hits_markdown
     from .retrieval import SearchRequest
 
-    if not query.strip():
+    if not require_text(query, "the query").strip():
         raise UsageError("the query is empty: give a few words to search for")
+    if min_score is not None and not math.isfinite(min_score):
+        raise UsageError(f"--min-score {min_score} is not a number: give one like 0.5")
     settings = _settings(memories, table, daemon=False if no_daemon else None)
     filters = _filters(scope, include_superseded, project, tags, since, until, where)
     request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=not no_dedupe,
@@ -129,8 +158,9 @@ def search_command(query, top, scope, include_superseded, output, no_dedupe, mod
 def _filters(scope, include_superseded, project, tags, since, until, where):
     from .filters import Filters, parse_where
 
-    return Filters(scope=scope, include_superseded=include_superseded, project=project, tags=tuple(tags),
-                   since=_date(since, "--since"), until=_date(until, "--until"), where=parse_where(where))
+    return Filters(scope=scope, include_superseded=include_superseded, project=require_text(project, "--project"),
+                   tags=tuple(require_text(tag, "--tag") for tag in tags), since=_date(since, "--since"),
+                   until=_date(until, "--until"), where=parse_where(require_text(where, "--where")))
 
 
 def _warn(message: str) -> None:
@@ -198,19 +228,25 @@ INDEX_EXAMPLES = """\
   index.py --dry-run                # list what would change
   index.py --rebuild                # start over (cached embeddings are reused)
   index.py --exclude 'raw/web/**'   # on top of trashbox/**, **/_*.md, **/.git/**, dot-files
+  index.py --reset-selection        # forget --include/--exclude: index every memory again
   index.py --watch                  # keep the index fresh while files change"""
 
 
-@_command(INDEX_EXAMPLES)
-@click.option("--rebuild", is_flag=True, help="drop this directory's index and build it again")
-@click.option("--include", multiple=True, metavar="GLOB", help="index only paths matching GLOB (repeatable)")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="also leave out paths matching GLOB (repeatable)")
+@_command(INDEX_EXAMPLES, exit_codes=INDEX_EXIT_CODES_HELP)
+@click.option("--rebuild", is_flag=True,
+              help="build the index again beside the old one, then swap (searches keep working)")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="index only paths matching GLOB (repeatable; remembered by the index; * stays in a folder, "
+                   "** crosses folders)")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="also leave out paths matching GLOB (repeatable; remembered by the index)")
+@click.option("--reset-selection", is_flag=True, help="forget the remembered --include/--exclude")
 @click.option("--dry-run", is_flag=True, help="list new, changed and deleted files; change nothing")
 @click.option("--json", "as_json", is_flag=True, help="print IndexStats as JSON on stdout")
 @click.option("--watch", is_flag=True, help="keep running and re-index when files change")
 @click.option("--no-wait", is_flag=True, help="exit at once if another indexer holds the lock")
 @memories_option
-def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, memories):
+def index_command(rebuild, include, exclude, reset_selection, dry_run, as_json, watch, no_wait, memories):
     """Build or refresh the search index of the memories directory.
 
     Only new and changed files are read and embedded; deleted files leave the index. Each
@@ -222,6 +258,10 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
 
     settings = _settings(memories)
     progress = Progress()
+    if reset_selection:
+        include, exclude = include or (), exclude or ()
+    elif not include and not exclude:
+        include = exclude = None  # the selection the index remembers
     if dry_run:
         with Memories(settings) as library:
             plan = library.plan(include, exclude)
@@ -250,9 +290,11 @@ def index_command(rebuild, include, exclude, dry_run, as_json, watch, no_wait, m
 
         click.echo(f"watching {settings.memories_root} (Ctrl-C to stop)", err=True)
         watch_directory(settings, include, exclude, on_run=report, progress=progress)
-    else:
-        report(Memories(settings).index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait,
-                                        progress=progress))
+        return None
+    stats = Memories(settings).index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait,
+                                     progress=progress)
+    report(stats)
+    return EXIT_PARTIAL if stats.failed else None
 
 
 # --- stats ---------------------------------------------------------------------------------------

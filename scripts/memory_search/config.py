@@ -95,16 +95,13 @@ def _truthy(value: str | None) -> bool:
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines, as the original read ~/.config/cocoindex/.env."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    """KEY=VALUE lines of ~/.config/cocoindex/.env (as the original read it), parsed by python-dotenv:
+    quotes, `export` and trailing comments as shells treat them."""
+    if not path.is_file():
         return {}
-    values = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        values[key.strip()] = value.strip().strip("'\"")
-    return values
+    try:
+        from dotenv import dotenv_values
+
+        return {key: value for key, value in dotenv_values(path, encoding="utf-8").items() if value is not None}
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}

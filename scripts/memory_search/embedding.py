@@ -17,7 +17,11 @@ VOYAGE_DIMENSIONS = {model: (256, 512, 1024, 2048) for model in
                       "voyage-4-lite")}
 VOYAGE_BATCH_TEXTS = 128  # well inside 1000 texts / 120K tokens per request
 VOYAGE_BATCH_CHARS = 200_000
-VOYAGE_RETRIES = 5
+VOYAGE_RETRIES = 3  # for document batches; a query is tried twice
+# Seconds one request may take, connect and read: a service that accepts and never answers costs a query
+# at most two attempts, an indexing batch at most four.
+VOYAGE_QUERY_TIMEOUT = 5
+VOYAGE_DOCUMENTS_TIMEOUT = 15
 
 
 @dataclass(frozen=True)
@@ -78,22 +82,23 @@ class VoyageEmbedder(Embedder):
         self.spec = ModelSpec("voyage", model, dimension)
         self._api_key = api_key
         self._base_url = base_url
-        self._client = None
+        self._clients: dict[float, object] = {}  # by request timeout
 
-    def _connect(self):
+    def _connect(self, timeout: float):
         if not self._api_key:
             raise EmbeddingFailed(
                 "no Voyage API key: set VOYAGE_API_KEY, or use MEMORIES_EMBEDDING_PROVIDER=local, which works offline"
             )
-        if self._client is None:
+        if timeout not in self._clients:
             import voyageai
 
-            self._client = voyageai.Client(api_key=self._api_key, max_retries=0, timeout=30,
-                                           base_url=self._base_url)
-        return self._client
+            self._clients[timeout] = voyageai.Client(api_key=self._api_key, max_retries=0, timeout=timeout,
+                                                     base_url=self._base_url)
+        return self._clients[timeout]
 
     def _embed(self, texts: list[str], input_type: str, retries: int) -> list[list[float]]:
-        client = self._connect()
+        timeout = VOYAGE_QUERY_TIMEOUT if input_type == "query" else VOYAGE_DOCUMENTS_TIMEOUT
+        client = self._connect(timeout)
         import voyageai.error as voyage_errors
 
         retryable = (voyage_errors.RateLimitError, voyage_errors.ServiceUnavailableError,
@@ -115,6 +120,10 @@ class VoyageEmbedder(Embedder):
                 ) from None
             except retryable as error:
                 if attempt == retries:
+                    if isinstance(error, voyage_errors.Timeout):
+                        raise EmbeddingFailed(
+                            f"Voyage AI did not answer within {timeout} s ({retries + 1} tries): check the "
+                            "network or MEMORIES_VOYAGE_BASE_URL, or use MEMORIES_EMBEDDING_PROVIDER=local") from None
                     raise EmbeddingFailed(f"Voyage AI kept failing ({first_line(error)}): try again later") from None
                 time.sleep(min(30.0, 0.5 * 2 ** attempt))
             except voyage_errors.VoyageError as error:
@@ -194,7 +203,7 @@ def voyage_reranker(settings: Settings, model: str):
     def rerank(query: str, documents: list[str]) -> list[float]:
         import voyageai
 
-        client = voyageai.Client(api_key=settings.voyage_api_key, max_retries=0, timeout=15,
+        client = voyageai.Client(api_key=settings.voyage_api_key, max_retries=0, timeout=VOYAGE_QUERY_TIMEOUT,
                                  base_url=settings.voyage_base_url)
         result = client.rerank(query, documents, model=model)
         scores = [0.0] * len(documents)

@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from .errors import UsageError
+from .errors import UsageError, require_text
 from .records import INACTIVE_STATUSES, Record
 
 SCOPES = ("session", "web", "minutes", "wiki", "all")
@@ -55,6 +55,9 @@ class Filters:
     def __post_init__(self):
         if self.scope not in SCOPES:
             raise UsageError(f"unknown scope {self.scope!r}: use one of {', '.join(SCOPES)}")
+        require_text(self.project, "the project")
+        for tag in self.tags:
+            require_text(tag, "a tag")
 
     @property
     def narrows(self) -> bool:
@@ -77,16 +80,26 @@ def parse_where(text: str | None) -> tuple[Condition, ...]:
 
 def where_conditions(document: dict) -> tuple[Condition, ...]:
     """Conditions from a parsed Chroma-style filter document. Raises UsageError."""
+    if not document:
+        raise UsageError('--where {} names no field: give one like {"project": "agents"}, or leave --where out')
     conditions = []
     for field, condition in document.items():
+        if str(field).startswith("$"):
+            raise UsageError(f"--where: {field} is not supported: give conditions on fields, which must all hold")
         if not isinstance(condition, dict):
             condition = {"$eq": condition}
+        if not condition:
+            raise UsageError(f'--where: no operator for {field!r}: use {{"{field}": {{"$eq": ...}}}}')
         for operator, value in condition.items():
             conditions.append(_condition(str(field), operator, value))
     return tuple(conditions)
 
 
 def _condition(field: str, operator: str, value) -> Condition:
+    require_text(field, "--where")
+    for text in (value if isinstance(value, list) else [value]):
+        if isinstance(text, str):
+            require_text(text, "--where")
     if operator not in OPERATORS:
         raise UsageError(f"--where: unknown operator {operator!r} for {field!r}: use {' '.join(OPERATORS)}")
     if operator in ("$in", "$nin"):

@@ -107,6 +107,12 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
                 tables.sql("meta")),
             list(meta.items()),
         )
+        # The counts BM25 reads, kept exact in each file's transaction from now on (older indexes lack one).
+        conn.execute(sql.SQL(
+            "INSERT INTO {meta} (key, value) SELECT 'chunks', count(*)::text FROM {chunks} "
+            "ON CONFLICT (key) DO NOTHING; "
+            "INSERT INTO {meta} (key, value) SELECT 'total_terms', coalesce(sum(term_count), 0)::text FROM {chunks} "
+            "ON CONFLICT (key) DO NOTHING").format(meta=tables.sql("meta"), chunks=tables.sql("chunks")))
 
 
 def drop_schema(conn, tables: ManagedTables) -> None:
@@ -137,6 +143,7 @@ def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, 
     files, chunk_table, postings, terms = (tables.sql(name) for name in ("files", "chunks", "postings", "terms"))
     with conn.transaction():
         _forget_file(conn, tables, record.path)
+        _count(conn, tables, len(chunks), sum(sum(chunk.terms.values()) for chunk in chunks))
         conn.execute(
             sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, indexed_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s, now()) ON CONFLICT (filename) DO UPDATE SET "
@@ -212,10 +219,12 @@ def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
 def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
     """Remove a file's chunks and postings and take its terms out of the document frequencies."""
     chunks, postings, terms = tables.sql("chunks"), tables.sql("postings"), tables.sql("terms")
-    ids = [row[0] for row in conn.execute(sql.SQL("SELECT id FROM {} WHERE filename = %s").format(chunks),
-                                          (filename,)).fetchall()]
-    if not ids:
+    rows = conn.execute(sql.SQL("SELECT id, term_count FROM {} WHERE filename = %s").format(chunks),
+                        (filename,)).fetchall()
+    if not rows:
         return
+    ids = [row[0] for row in rows]
+    _count(conn, tables, -len(rows), -sum(row[1] for row in rows))
     conn.execute(
         sql.SQL("UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term, count(*) AS n FROM {postings} "
                 "WHERE chunk_id = ANY(%s) GROUP BY term) old WHERE t.term = old.term").format(
@@ -226,14 +235,41 @@ def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
     conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(chunks), (ids,))
 
 
+def _count(conn, tables: ManagedTables, chunks: int, terms: int) -> None:
+    """Move the chunk and term totals in the same transaction as the rows they count, so a search never
+    reads a document frequency above the chunk count."""
+    if chunks or terms:
+        conn.execute(sql.SQL("UPDATE {} SET value = (value::bigint + CASE key WHEN 'chunks' THEN %s ELSE %s END)::text "
+                             "WHERE key IN ('chunks', 'total_terms')").format(tables.sql("meta")), (chunks, terms))
+
+
 def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
-    """Chunk count and mean chunk length for BM25; drop terms no chunk holds any more."""
-    conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0").format(tables.sql("terms")))
-    chunks, average = conn.execute(sql.SQL("SELECT count(*), coalesce(avg(term_count), 0) FROM {}").format(
-        tables.sql("chunks"))).fetchone()
-    values = {"chunks": str(chunks), "average_terms": f"{float(average):.4f}"}
-    write_meta(conn, tables, values)
+    """Recount chunks and terms exactly and drop terms no chunk holds any more."""
+    with conn.transaction():
+        conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0").format(tables.sql("terms")))
+        chunks, total, average = conn.execute(sql.SQL(
+            "SELECT count(*), coalesce(sum(term_count), 0), coalesce(avg(term_count), 0) FROM {}").format(
+            tables.sql("chunks"))).fetchone()
+        values = {"chunks": str(chunks), "total_terms": str(total), "average_terms": f"{float(average):.4f}"}
+        write_meta(conn, tables, values)
     return values
+
+
+def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
+    """Put a rebuilt index in the place of the live one in one transaction: a search sees one or the other."""
+    with conn.transaction():
+        for name in ("postings", "chunks", "files", "terms", "meta"):
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(live.sql(name)))
+        for name in ("postings", "chunks", "files", "terms", "meta"):
+            conn.execute(sql.SQL("ALTER TABLE {} RENAME TO {}").format(building.sql(name), live.sql(name)))
+        rows = conn.execute(
+            "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND c.relkind IN ('i', 'S') AND starts_with(c.relname, %s)",
+            (building.prefix + "__",)).fetchall()
+        for name, kind in rows:
+            statement = "ALTER INDEX {} RENAME TO {}" if kind == "i" else "ALTER SEQUENCE {} RENAME TO {}"
+            conn.execute(sql.SQL(statement).format(sql.Identifier(name),
+                                                   sql.Identifier(live.prefix + name[len(building.prefix):])))
 
 
 def vacuum(conn, tables: ManagedTables) -> None:

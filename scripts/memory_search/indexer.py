@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import index_writer as writer
-from .chunking import CHUNKER_VERSION, chunk_markdown, embedding_text
+from .chunking import Chunk, chunk_markdown, embedding_text
 from .config import Settings
 from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder, vector_literal
 from .embedding_cache import cache_embeddings, cached_embeddings
-from .errors import IndexBusy, IndexMismatch
+from .errors import DatabaseUnavailable, IndexBusy, first_line
 from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory, require_directory
-from .schema import SCHEMA_VERSION, ManagedTables, read_meta
-from .tokens import TOKENIZER_VERSION, term_frequencies
+from .schema import ManagedTables, check_versions, read_meta
+from .tokens import term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy
 HNSW_MIN_CHUNKS = 5_000  # exact scans measured 9.6 ms at 5,000 chunks and 41 ms at 20,000 (bench.py)
+MAX_CHUNKS_PER_FILE = 2_000  # about 2 MB of text; a larger file is skipped with the reason
+REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
 
 
 @dataclass
@@ -84,45 +87,75 @@ class _Pending:
 
 
 class Indexer:
-    """One run over a memories directory. Use `run()`; `plan()` answers --dry-run and stats."""
+    """One run over a memories directory. Use `run()`; `plan()` answers --dry-run and stats.
 
-    def __init__(self, settings: Settings, include=(), exclude=(), progress=None, embedder=None):
+    include/exclude: None uses the selection the index remembers from its last run that named one;
+    a tuple (even empty) replaces it."""
+
+    def __init__(self, settings: Settings, include=None, exclude=None, progress=None, embedder=None):
         self.settings = settings
         self.embedder = embedder  # None: the configured provider's
         self.root = settings.memories_root
-        self.include, self.exclude = tuple(include), tuple(exclude)
+        self.include = None if include is None else tuple(include)
+        self.exclude = None if exclude is None else tuple(exclude)
         self.progress = progress
-        self.tables = ManagedTables.of(self.root)
+        self.live = self.tables = ManagedTables.of(self.root)
 
     def _check_root(self):
         require_directory(self.root)
 
+    def selection(self, conn) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(include, exclude) for this run: the given ones, else those the index remembers."""
+        remembered = read_meta(conn, self.live)
+        include = self.include if self.include is not None else tuple(json.loads(remembered.get("include", "[]")))
+        exclude = self.exclude if self.exclude is not None else tuple(json.loads(remembered.get("exclude", "[]")))
+        return include, exclude
+
     def plan(self, conn) -> Plan:
         self._check_root()
-        found, bad = discover(self.root, self.include, self.exclude)
+        include, exclude = self.selection(conn)
+        found, bad = discover(self.root, include, exclude)
         indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
         plan = compare(found, indexed)
         plan.bad, plan.indexed = bad, indexed
         return plan
 
     def run(self, rebuild: bool = False, wait: bool = True) -> IndexStats:
+        """Bring the index up to date; with rebuild, build a new one beside it and swap it in at the end, so
+        searches see the old index whole until then."""
+        import psycopg
+
         self._check_root()
         started = time.monotonic()
-        with connect(self.settings, read_only=False) as conn:
-            self._lock(conn, wait)
-            spec = self._prepare(conn, rebuild)
-            stats = self._update(conn, spec)
-            writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-            if stats.success or stats.deleted or stats.failed or rebuild:
-                statistics = writer.refresh_statistics(conn, self.tables)
-                writer.vacuum(conn, self.tables)
-                if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
-                    writer.ensure_hnsw(conn, self.tables, spec, self._say)
+        try:
+            with connect(self.settings, read_only=False) as conn:
+                self._lock(conn, wait)
+                include, exclude = self.selection(conn)
+                if rebuild:
+                    self.tables = ManagedTables(self.live.prefix + REBUILD_SUFFIX)
+                    writer.drop_schema(conn, self.tables)  # what an interrupted rebuild left
+                spec = self._prepare(conn, rebuild)
+                writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
+                stats = self._update(conn, spec)
+                writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                if stats.success or stats.deleted or stats.failed or rebuild:
+                    statistics = writer.refresh_statistics(conn, self.tables)
+                    writer.vacuum(conn, self.tables)
+                    if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
+                        writer.ensure_hnsw(conn, self.tables, spec, self._say)
+                if rebuild:
+                    writer.swap(conn, self.tables, self.live)
+        except psycopg.OperationalError as error:
+            raise DatabaseUnavailable(
+                f"lost the connection to PostgreSQL while indexing ({first_line(error)}): start it again and "
+                "rerun index.py; every file written so far is kept") from None
+        finally:
+            self.tables = self.live
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 
     def _lock(self, conn, wait: bool) -> None:
-        key = writer.lock_key(self.tables)
+        key = writer.lock_key(self.live)
         if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
             return
         if not wait:
@@ -131,24 +164,17 @@ class Indexer:
         conn.execute("SELECT pg_advisory_lock(%s)", (key,))
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
-        meta = read_meta(conn, self.tables)
-        if meta and not writer.indexed_files(conn, self.tables):
+        meta = read_meta(conn, self.live)
+        if meta and not rebuild and not writer.indexed_files(conn, self.live):
             meta = {}  # an index that never got a file (a first run that failed) binds to no model
-            writer.drop_schema(conn, self.tables)
+            writer.drop_schema(conn, self.live)
         recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
         if rebuild:  # keep the recorded model unless another one is asked for
             asked = self.settings.provider is not None or self.settings.model is not None
             spec = choose_spec(self.settings, None if asked else recorded)
-            writer.drop_schema(conn, self.tables)
         else:
             spec = choose_spec(self.settings, recorded)
-            for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION),
-                                 ("schema_version", SCHEMA_VERSION)):
-                if meta and meta.get(key) != version:
-                    raise IndexMismatch(
-                        f"the index of {self.root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
-                        f"this is {version}: run index.py --rebuild (cached embeddings are reused)"
-                    )
+            check_versions(meta, self.root)
         writer.create_schema(conn, self.tables, spec, self.root)
         return spec
 
@@ -190,27 +216,41 @@ class Indexer:
         return stats
 
     def _read(self, conn, memory_file: MemoryFile, stats: IndexStats) -> _Pending | None:
+        """Read, parse, chunk and tokenize one file; any failure skips that file alone, with its reason."""
         try:
             memory, text = read_memory(memory_file)
+            title = memory.record.title
+            chunks = chunk_markdown(memory.body, memory.body_start_line)
+            if len(chunks) > MAX_CHUNKS_PER_FILE:
+                raise BadMemory(f"too many chunks ({len(chunks)} > {MAX_CHUNKS_PER_FILE}): split the file")
+            if chunks:
+                texts = [embedding_text(title, chunk) for chunk in chunks]
+                terms = [term_frequencies(title + "\n" + chunk.text) for chunk in chunks]
+            else:  # frontmatter only: its title is what there is to find
+                chunks = [Chunk(title, 1, max(1, memory.body_start_line - 1), "")]
+                texts, terms = [title], [term_frequencies(title)]
+            rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, "", dict(counts))
+                    for i, (chunk, counts) in enumerate(zip(chunks, terms))]
         except BadMemory as reason:
-            stats.failed += 1
-            stats.failures.append({"path": memory_file.relpath, "reason": str(reason)})
-            writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
-                                  memory_file.mtime_ns, str(reason))
+            self._skip(conn, memory_file, str(reason), stats)
             return None
-        title = memory.record.title
-        chunks = chunk_markdown(memory.body, memory.body_start_line)
-        texts = [embedding_text(title, chunk) for chunk in chunks]
-        rows = [
-            writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, "",
-                            dict(term_frequencies(title + "\n" + chunk.text)))
-            for i, chunk in enumerate(chunks)
-        ]
+        except Exception as error:  # one file never stops a run
+            self._skip(conn, memory_file, f"could not be read ({type(error).__name__}: {first_line(error)})", stats)
+            return None
         return _Pending(memory_file, memory, content_hash(text), texts,
                         [content_hash(text) for text in texts], rows)
 
+    def _skip(self, conn, memory_file: MemoryFile, reason: str, stats: IndexStats) -> None:
+        reason = reason.replace("\x00", "")
+        stats.failed += 1
+        stats.failures.append({"path": memory_file.relpath, "reason": reason})
+        writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
+                               memory_file.mtime_ns, reason)
+
     def _write(self, conn, spec: ModelSpec, embedder, batch: list[_Pending], stats: IndexStats) -> None:
         """Embed what the cache lacks for a batch of files, then write each file in its own transaction."""
+        import psycopg
+
         hashes = sorted({text_hash for item in batch for text_hash in item.hashes})
         vectors = cached_embeddings(conn, spec, hashes)
         missing: dict[str, str] = {}
@@ -229,7 +269,14 @@ class Indexer:
             for row, text_hash in zip(item.rows, item.hashes):
                 row.embedding = vectors[text_hash]
             state = writer.FileState(item.digest, item.memory_file.size, item.memory_file.mtime_ns)
-            writer.replace_file(conn, self.tables, item.memory.record, state, item.rows)
+            try:
+                writer.replace_file(conn, self.tables, item.memory.record, state, item.rows)
+            except psycopg.OperationalError:
+                raise
+            except psycopg.Error as error:  # a value PostgreSQL refuses: that file alone is skipped
+                self._skip(conn, item.memory_file, f"refused by PostgreSQL ({first_line(error)})", stats)
+                self._advance(0)
+                continue
             stats.success += 1
             stats.chunks += len(item.rows)
             self._advance(len(item.rows))
@@ -243,10 +290,11 @@ class Indexer:
             self.progress.note(message)
 
 
-def watch(settings: Settings, include=(), exclude=(), interval: float = 2.0, settle: float = 1.5,
+def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0, settle: float = 1.5,
           on_run=None, progress=None, should_stop=lambda: False) -> None:
     """Re-index whenever the directory changes, once it has been quiet for `settle` seconds."""
     indexer = Indexer(settings, include, exclude, progress)
+    include, exclude = include or (), exclude or ()
     last = _signature(Path(settings.memories_root), include, exclude)  # before the run: no change slips by
     on_run(indexer.run())
     while not should_stop():

@@ -19,7 +19,7 @@ from .filters import Filters, matches, sql_conditions
 from .memories import read_record, relative_path
 from .records import Record
 from .retrieval import Candidate, KeywordResult
-from .schema import IndexInfo, identifier
+from .schema import IndexInfo, check_versions, identifier
 
 BM25_K1, BM25_B = 1.2, 0.75
 POSTINGS_BUDGET = 20_000  # postings read per query at most, unless the rarest term alone has more
@@ -95,10 +95,14 @@ class ManagedLayout(Layout):
                        "project, recorded_on, recorded_time, frontmatter")
 
     def __init__(self, info: IndexInfo, memories_root: Path):
+        check_versions(info.meta, memories_root)
         super().__init__(info, memories_root)
         self.tables = info.tables
         self.chunk_count = int(info.meta.get("chunks") or 0)
-        self.average_terms = float(info.meta.get("average_terms") or 0.0)
+        if info.meta.get("total_terms") is not None:
+            self.average_terms = int(info.meta["total_terms"]) / max(self.chunk_count, 1)
+        else:
+            self.average_terms = float(info.meta.get("average_terms") or 0.0)
 
     def semantic(self, conn, vector, filters, limit, exclude=None):
         clauses, params = sql_conditions(filters)
@@ -195,4 +199,6 @@ def layout_for(info: IndexInfo, memories_root: Path) -> Layout:
 
 
 def _idf(df: int, total: int) -> float:
+    """BM25's IDF, never negative: the chunk count is read apart from the frequencies, so it may lag them."""
+    total = max(total, df)
     return math.log(1 + (total - df + 0.5) / (df + 0.5))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
+import math
 import os
 import re
+import stat as stat_module
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from .errors import MemoriesMissing, first_line
@@ -17,9 +19,15 @@ SCOPES = ("session", "web", "minutes", "wiki", "all")
 # What the original's CocoIndex flow left out of the index.
 DEFAULT_EXCLUDES = ("trashbox/**", "**/_*.md", "**/.git/**", "**/.*")
 
+# What one file may cost; beyond these it is skipped with the reason.
 MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_FRONTMATTER_DEPTH = 32
+MAX_FRONTMATTER_VALUES = 10_000  # after YAML aliases are expanded
+HEAD_BYTES = 64 * 1024  # what recent and frontmatter-only readers read of a file
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
+# Dashes as python-frontmatter accepts them: `---` opens, a line of three or more closes.
+_FRONTMATTER = re.compile(r"\A-{3,}[ \t]*\r?\n(.*?\r?\n)?-{3,}[ \t]*(?:\r?\n|\Z)", re.S)
 
 
 def require_directory(root: Path) -> Path:
@@ -44,8 +52,15 @@ def relative_path(path: str | os.PathLike, root: Path) -> PurePosixPath | None:
     candidate = Path(path)
     if not candidate.is_absolute():
         candidate = root / candidate
+    rel = _inside(Path(os.path.normpath(candidate)), root)
+    if rel is None:  # the same place reached through a symlink (macOS /tmp is /private/tmp)
+        rel = _inside(Path(os.path.realpath(candidate)), Path(os.path.realpath(root)))
+    return rel
+
+
+def _inside(path: Path, root: Path) -> PurePosixPath | None:
     try:
-        rel = Path(os.path.normpath(candidate)).relative_to(root)
+        rel = path.relative_to(root)
     except ValueError:
         return None
     if not rel.parts or rel.parts[0] == "..":
@@ -53,11 +68,36 @@ def relative_path(path: str | os.PathLike, root: Path) -> PurePosixPath | None:
     return PurePosixPath(rel.as_posix())
 
 
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern:
+    """A path glob: `*` and `?` stay inside one folder, `**` crosses folders, `**/` may match none."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1:end]
+            out.append("[^" + re.escape(body[1:]) + "]" if body.startswith("!") else "[" + re.escape(body) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.S)
+
+
 def matches_glob(relpath: str, pattern: str) -> bool:
-    """fnmatch where a leading `**/` may also match no folder at all."""
-    if fnmatch.fnmatchcase(relpath, pattern):
-        return True
-    return pattern.startswith("**/") and matches_glob(relpath, pattern[3:])
+    return _glob_regex(pattern).match(relpath) is not None
 
 
 def is_excluded(relpath: str, excludes=DEFAULT_EXCLUDES) -> bool:
@@ -73,6 +113,23 @@ def is_excluded(relpath: str, excludes=DEFAULT_EXCLUDES) -> bool:
         elif matches_glob(relpath, pattern):
             return True
     return False
+
+
+def name_problem(relpath: str) -> str | None:
+    """Why a path cannot be indexed or shown on one line, or None."""
+    try:
+        relpath.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8: rename it"
+    if "\n" in relpath or "\r" in relpath:
+        return "file name contains a line break: rename it"
+    return None
+
+
+def printable(relpath: str) -> str:
+    """A path as text that can always be printed (bytes that are not UTF-8 shown as \\xNN)."""
+    text = relpath.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text.replace("\n", "\\n").replace("\r", "\\r")
 
 
 @dataclass(frozen=True)
@@ -103,11 +160,15 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
         try:
             entries = list(os.scandir(folder))
         except OSError as error:
-            skipped.append(Skipped(_rel(folder, root), f"unreadable folder ({error.strerror})"))
+            skipped.append(Skipped(printable(_rel(folder, root)), f"unreadable folder ({error.strerror})"))
             continue
         for entry in entries:
             rel = _rel(entry.path, root)
             if entry.name.startswith("."):
+                continue
+            problem = name_problem(rel)
+            if problem and (entry.name.endswith(".md") or entry.is_dir(follow_symlinks=False)):
+                skipped.append(Skipped(printable(rel), problem))
                 continue
             try:
                 if entry.is_symlink():
@@ -154,13 +215,11 @@ def read_memory(memory_file: MemoryFile) -> tuple[Memory, str]:
     """Read and parse one file; returns the memory and the raw text. Raises BadMemory."""
     if memory_file.size > MAX_FILE_BYTES:
         raise BadMemory(f"too large ({memory_file.size // (1024 * 1024)} MB > {MAX_FILE_BYTES // (1024 * 1024)} MB)")
-    try:
-        with open(memory_file.path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise BadMemory(f"unreadable ({error.strerror})") from None
-    if b"\x00" in data[:8192]:
-        raise BadMemory("binary content")
+    data = read_bytes(memory_file.path, MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise BadMemory(f"too large (> {MAX_FILE_BYTES // (1024 * 1024)} MB)")
+    if b"\x00" in data:
+        raise BadMemory("binary content (NUL bytes)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -168,6 +227,30 @@ def read_memory(memory_file: MemoryFile) -> tuple[Memory, str]:
     if not text.strip():
         raise BadMemory("empty")
     return parse_memory(memory_file.path, memory_file.relpath, text), text
+
+
+def read_bytes(path: str, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file; anything else (a FIFO, a device) is refused without
+    blocking. Raises BadMemory."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as error:
+        raise BadMemory(f"unreadable ({error.strerror})") from None
+    try:
+        if not stat_module.S_ISREG(os.fstat(handle).st_mode):
+            raise BadMemory("not a regular file")
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(handle, min(1 << 20, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as error:
+        raise BadMemory(f"unreadable ({error.strerror})") from None
+    finally:
+        os.close(handle)
 
 
 def parse_memory(path: str, relpath: str, text: str) -> Memory:
@@ -178,42 +261,86 @@ def parse_memory(path: str, relpath: str, text: str) -> Memory:
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
-    """(frontmatter, body, 1-based line of the body). Raises BadMemory on invalid YAML."""
+    """(frontmatter, body, 1-based line of the body). Raises BadMemory when the frontmatter cannot be read.
+
+    A leading block that YAML reads as something other than a mapping (a horizontal rule followed by
+    prose, a list) is not frontmatter: the whole text is the body."""
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text, 1
-    import frontmatter  # python-frontmatter; imported here so search's hot path never pays for YAML
-
+    block = match.group(1) or ""
+    if len(block.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        raise BadMemory(f"frontmatter larger than {MAX_FRONTMATTER_BYTES // 1024} KiB")
     try:
-        metadata, _ = frontmatter.parse(text)
+        metadata = _load_yaml(block)
+    except RecursionError:
+        raise BadMemory(f"frontmatter nested deeper than {MAX_FRONTMATTER_DEPTH} levels") from None
     except Exception as error:  # yaml raises several unrelated types
         raise BadMemory(f"invalid YAML frontmatter ({first_line(error)})") from None
+    if metadata is None:
+        metadata = {}
     if not isinstance(metadata, dict):
-        raise BadMemory("frontmatter is not a mapping")
+        return {}, text, 1
     body = text[match.end():]
     return json_safe(metadata), body, text.count("\n", 0, match.end()) + 1
 
 
+@lru_cache(maxsize=1)
+def _yaml_loader():
+    import yaml  # imported here so search's hot path never pays for YAML
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):
+        """Safe YAML whose impossible dates (2026-13-45) stay strings instead of failing the file."""
+
+    def timestamp(loader, node):
+        try:
+            return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+        except (ValueError, OverflowError):
+            return loader.construct_scalar(node)
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+    return yaml, Loader
+
+
+def _load_yaml(block: str):
+    yaml, loader = _yaml_loader()
+    return yaml.load(block, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+
+
 def read_record(path: str, relpath: str) -> Record:
-    """The record of a file from its first 64 KiB; a file that cannot be read or parsed gets a record from its
+    """The record of a file from its head; a file that cannot be read or parsed gets a record from its
     path alone."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            head = handle.read(64 * 1024)
+        head = read_bytes(path, HEAD_BYTES).decode("utf-8-sig", "replace")
         metadata, body, _ = split_frontmatter(head)
-    except (OSError, UnicodeDecodeError, BadMemory):
+    except BadMemory:
         metadata, body = {}, ""
     return make_record(path, relpath, metadata, body)
 
 
 def json_safe(value):
-    """Frontmatter with dates turned into ISO strings, so it serializes as JSON."""
-    if isinstance(value, dict):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    if isinstance(value, (dt.date, dt.datetime, dt.time)):
-        return value.isoformat()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
+    """Frontmatter as JSON values: dates as ISO strings, non-finite numbers as text. Raises BadMemory past
+    the depth and size limits (a YAML alias bomb expands here)."""
+    budget = [MAX_FRONTMATTER_VALUES]
+
+    def convert(item, depth):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise BadMemory(f"frontmatter holds more than {MAX_FRONTMATTER_VALUES} values (YAML aliases?)")
+        if depth > MAX_FRONTMATTER_DEPTH:
+            raise BadMemory(f"frontmatter nested deeper than {MAX_FRONTMATTER_DEPTH} levels")
+        if isinstance(item, dict):
+            return {str(key): convert(child, depth + 1) for key, child in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [convert(child, depth + 1) for child in item]
+        if isinstance(item, (dt.date, dt.datetime, dt.time)):
+            return item.isoformat()
+        if isinstance(item, float) and not math.isfinite(item):
+            return str(item)
+        if item is None or isinstance(item, (str, int, float, bool)):
+            return item
+        return str(item)
+
+    return convert(value, 0)

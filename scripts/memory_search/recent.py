@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from .errors import UsageError
-from .memories import read_record, require_directory
+from .memories import name_problem, read_record, require_directory
 from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 
 RECENT_KINDS = RAW_KINDS + ("all",)
@@ -21,7 +21,11 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     require_directory(memories_root)
     oldest = None
     if days is not None:
-        oldest = ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
+        try:
+            oldest = ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
+        except OverflowError:  # further back than dates go: no limit
+            oldest = None
+    real_root = os.path.realpath(memories_root)
     entries: list[tuple[str, str, str, str]] = []  # (date, HHMMSS, relpath, path)
     for record_kind in (RAW_KINDS if kind == "all" else (kind,)):
         base = memories_root / "raw" / record_kind
@@ -33,14 +37,14 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
             if oldest and folder.name < oldest:
                 continue
             try:
-                names = os.listdir(folder.path)
+                files = list(os.scandir(folder.path))
             except OSError:
                 continue
-            for name in names:
-                match = TIMED_NAME.match(name)
-                if match:
-                    entries.append((folder.name, match.group(1), f"raw/{record_kind}/{folder.name}/{name}",
-                                    os.path.abspath(os.path.join(folder.path, name))))
+            for entry in files:
+                match = TIMED_NAME.match(entry.name)
+                relpath = f"raw/{record_kind}/{folder.name}/{entry.name}"
+                if match and not name_problem(relpath) and _regular_inside(entry, real_root):
+                    entries.append((folder.name, match.group(1), relpath, os.path.abspath(entry.path)))
     entries.sort(reverse=True)
     records: list[Record] = []
     for _, _, relpath, path in entries:
@@ -51,3 +55,14 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
         if len(records) >= top:
             break
     return records
+
+
+def _regular_inside(entry: os.DirEntry, real_root: str) -> bool:
+    """A regular file, or a link to one that stays inside the memories directory (as the index takes it)."""
+    try:
+        if not entry.is_symlink():
+            return entry.is_file(follow_symlinks=False)
+        target = os.path.realpath(entry.path)
+        return (target.startswith(real_root + os.sep) or target == real_root) and os.path.isfile(target)
+    except OSError:
+        return False

@@ -72,6 +72,9 @@ def kind_of(relpath: str | PurePosixPath) -> str | None:
 
 
 def normalize_status(status) -> str:
+    """Lower case, "active" when missing; a list counts by its first entry (`status: [superseded]`)."""
+    if isinstance(status, (list, tuple)):
+        status = next((item for item in status if item not in (None, "")), None)
     return str(status).strip().lower() if status not in (None, "") else "active"
 
 
@@ -104,9 +107,18 @@ def record_date(relpath: str, metadata: dict) -> tuple[dt.date | None, str | Non
 
 
 def parse_date(value) -> dt.date | None:
-    if not value:
+    """The day of an ISO date or date-time; a date-time with a UTC offset is taken in the local time zone,
+    the one `--since` and `--until` mean."""
+    if not value or not isinstance(value, (str, dt.date)):
         return None
     text = str(value).strip()
+    if len(text) > 10:
+        try:
+            moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment.astimezone().date()
     try:
         return dt.date.fromisoformat(text[:10])
     except ValueError:

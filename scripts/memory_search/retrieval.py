@@ -6,7 +6,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .errors import IndexMissing, UsageError, first_line
+from .errors import IndexMissing, UsageError, first_line, require_text
 from .filters import Filters
 from .records import Record
 from .snippets import snippet
@@ -15,6 +15,7 @@ from .tokens import tokenize
 MODES = ("hybrid", "semantic", "keyword")
 FUSIONS = ("rrf", "rrf-equal", "weighted", "weighted-equal")
 RRF_K = 60
+MAX_QUERY_CHARS = 2_000
 RERANK_MODEL = "rerank-2.5"
 RERANK_CANDIDATES = 30
 
@@ -91,8 +92,11 @@ class Searcher:
         return request.mode
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        if not request.query.strip():
+        if not require_text(request.query, "the query").strip():
             raise UsageError("the query is empty: give a few words to search for")
+        if len(request.query) > MAX_QUERY_CHARS:
+            raise UsageError(f"the query is {len(request.query):,} characters long: keep it under "
+                             f"{MAX_QUERY_CHARS:,} (the model reads about 500 tokens)")
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = self.embedder.embed_query(request.query) if mode != "keyword" else None

@@ -17,7 +17,9 @@ from pathlib import Path
 from psycopg import sql
 
 from .embedding import ModelSpec
-from .errors import IndexMissing, UsageError
+from .chunking import CHUNKER_VERSION
+from .errors import IndexMismatch, IndexMissing, UsageError
+from .tokens import TOKENIZER_VERSION
 
 SCHEMA_VERSION = "2"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
@@ -158,3 +160,14 @@ def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
     if not columns_of(conn, tables.meta):
         return {}
     return dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(tables.sql("meta"))).fetchall())
+
+
+def check_versions(meta: dict, root: Path) -> None:
+    """Refuse an index built by another chunker, tokenizer or schema version."""
+    for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION),
+                         ("schema_version", SCHEMA_VERSION)):
+        if meta and meta.get(key) != version:
+            raise IndexMismatch(
+                f"the index of {root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
+                f"this is {version}: run index.py --rebuild (cached embeddings are reused)"
+            )
