@@ -1,0 +1,87 @@
+"""Properties that hold for any input: the frontmatter splitter, the tokenizer, the --where parser and the
+chunker never let an exception escape and keep their promises."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_search.chunking import chunk_markdown
+from memory_search.errors import UsageError
+from memory_search.filters import matches, parse_where, Filters
+from memory_search.memories import BadMemory, split_frontmatter
+from memory_search.records import make_record
+from memory_search.tokens import tokenize
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+markdown_lines = st.lists(st.one_of(
+    st.sampled_from(["---", "----", "# Title", "## Part", "```", "~~~", "", "  ", "- item", "title: x", "a: [",
+                     "date: 2026-13-45", "status: [superseded]", "x: &a [1]", "y: *a", "> quote", "\t", "---  "]),
+    st.text(max_size=80),
+), max_size=40)
+
+
+@FAST
+@given(markdown_lines)
+def test_the_frontmatter_splitter_returns_a_suffix_or_a_reason(lines):
+    text = "\n".join(lines)
+    try:
+        metadata, body, first_line = split_frontmatter(text)
+    except BadMemory as reason:
+        assert str(reason)
+        return
+    assert isinstance(metadata, dict)
+    assert text.endswith(body)
+    assert first_line == text[: len(text) - len(body)].count("\n") + 1
+    json.dumps(metadata)  # always storable as jsonb
+    make_record("/m/wiki/x.md", "wiki/x.md", metadata, body)
+
+
+@FAST
+@given(st.text(max_size=300))
+def test_tokenizing_is_the_same_after_nfkc_and_never_fails(text):
+    tokens = tokenize(text)
+    assert tokens == tokenize(unicodedata.normalize("NFKC", text))
+    assert all(token and not token.isspace() for token in tokens)
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                           | st.text(max_size=10), lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+
+
+@FAST
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=4), json_values)
+def test_where_either_parses_or_is_a_usage_error(document, value):
+    text = json.dumps(document)
+    try:
+        conditions = parse_where(text)
+    except UsageError as error:
+        assert str(error).startswith("--where")
+        return
+    filters = Filters(include_superseded=True, where=conditions)
+    record = make_record("/m/wiki/x.md", "wiki/x.md", {"a": value, "status": "active"})
+    assert matches(filters, record) in (True, False)
+
+
+@FAST
+@given(markdown_lines, st.integers(min_value=1, max_value=50))
+def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
+    body = "\n".join(lines)
+    chunks = chunk_markdown(body, first_line)
+    body_lines = body.split("\n")
+    last = first_line + len(body_lines) - 1
+    previous_start = first_line
+    for chunk in chunks:
+        assert first_line <= chunk.start_line <= chunk.end_line <= last
+        assert chunk.start_line >= previous_start
+        previous_start = chunk.start_line
+        assert chunk.text.strip()
+    covered = {number for chunk in chunks for number in range(chunk.start_line, chunk.end_line + 1)}
+    for number, line in enumerate(body_lines, first_line):
+        if line.strip() and not line.strip().startswith(("```", "~~~")):
+            assert number in covered, (number, line)
