@@ -30,6 +30,11 @@ def _rows_per_file(database, memories) -> dict[str, tuple[int, int]]:
             f"LEFT JOIN {tables.chunks} c USING (filename) GROUP BY 1, 2").fetchall()}
 
 
+def _embedded_chunks(database, memories) -> int:
+    with psycopg.connect(database) as conn:
+        return conn.execute(f"SELECT count(*) FROM {_tables(memories).chunks} WHERE embedding IS NOT NULL").fetchone()[0]
+
+
 def test_add_edit_delete_rename_and_unchanged(env, memories, database):
     marker = memories.root.parent.name  # text new to the embedding cache
     memories.write("wiki/a.md", f"# Apples\n\nApples grow in the orchard. {marker}", title="Apples")
@@ -121,11 +126,13 @@ def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, da
     partial = _rows_per_file(database, memories)
     assert 0 < len(partial) < 40
     assert all(promised == present for promised, present in partial.values())  # no file half-written
+    embedded_before = _embedded_chunks(database, memories)
     finished = index(env, memories)
     assert finished["success"] == 40 - len(partial) and finished["skipped"] == len(partial)
-    assert finished["embedded"] <= 40 - len(partial)
+    assert finished["embedded"] <= 40 - embedded_before  # nothing embedded twice
     complete = _rows_per_file(database, memories)
     assert len(complete) == 40 and all(promised == present for promised, present in complete.values())
+    assert _embedded_chunks(database, memories) == 40
 
 
 def test_bad_files_are_skipped_with_their_reason(env, memories, tmp_path):

@@ -117,7 +117,16 @@ def _emit(lines, start, end, heading, first_line, chunks):
 
 def embedding_text(title: str, chunk: Chunk) -> str:
     """What the model reads for a chunk: the record's title and section, then the text."""
+    return join_context(embedding_context(title, chunk), chunk.text)
+
+
+def embedding_context(title: str, chunk: Chunk) -> str | None:
+    """The record's title and the chunk's section, as the model reads them before the text."""
     context = [title] if title else []
     if chunk.heading and chunk.heading != title:
         context.append(chunk.heading)
-    return (" / ".join(context) + "\n\n" + chunk.text) if context else chunk.text
+    return " / ".join(context) if context else None
+
+
+def join_context(context: str | None, text: str) -> str:
+    return f"{context}\n\n{text}" if context else text

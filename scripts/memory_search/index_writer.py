@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS {chunks} (
     start_line integer NOT NULL,
     end_line integer NOT NULL,
     chunk_text text NOT NULL,
-    embedding {vector} NOT NULL,
+    embedding {vector},  -- NULL until the second phase of a run embeds it
+    embed_context text,  -- title / section the model reads before chunk_text
     term_count integer NOT NULL,
     kind text,
     status text NOT NULL,
@@ -51,6 +52,7 @@ CREATE TABLE IF NOT EXISTS {chunks} (
 );
 CREATE INDEX IF NOT EXISTS {chunks_filename} ON {chunks} (filename);
 CREATE INDEX IF NOT EXISTS {chunks_filters} ON {chunks} (kind, status, recorded_on);
+CREATE INDEX IF NOT EXISTS {chunks_pending} ON {chunks} (recorded_on, id) WHERE embedding IS NULL;
 -- The lexical index: one row per (term, chunk), read by term for BM25 (see references/schema.md).
 CREATE TABLE IF NOT EXISTS {postings} (
     term text NOT NULL,
@@ -70,8 +72,9 @@ class ChunkRow:
     start_line: int
     end_line: int
     chunk_text: str
-    embedding: str  # pgvector text
+    embedding: str | None  # pgvector text; None until embedded
     terms: dict[str, int]
+    context: str | None = None  # what the model reads before chunk_text
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class FileState:
 
 def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
     names = {key: tables.sql(key) for key in ("meta", "files", "chunks", "postings", "terms")}
-    for index in ("chunks_filename", "chunks_filters", "postings_term", "postings_chunk"):
+    for index in ("chunks_filename", "chunks_filters", "chunks_pending", "postings_term", "postings_chunk"):
         names[index] = sql.Identifier(f"{tables.prefix}__{index}")
     return names
 
@@ -94,6 +97,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
     vector_type = "vector" if spec.dimension <= 2000 else "halfvec"
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     with conn.transaction():
+        _upgrade(conn, tables)
         conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type}({int(spec.dimension)})"),
                                              **_names(tables)))
         create_cache(conn)
@@ -113,6 +117,15 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
             "ON CONFLICT (key) DO NOTHING; "
             "INSERT INTO {meta} (key, value) SELECT 'total_terms', coalesce(sum(term_count), 0)::text FROM {chunks} "
             "ON CONFLICT (key) DO NOTHING").format(meta=tables.sql("meta"), chunks=tables.sql("chunks")))
+
+
+def _upgrade(conn, tables: ManagedTables) -> None:
+    """Give an index made before keyword-first indexing its nullable embedding and context column."""
+    columns = columns_of(conn, tables.chunks)
+    if not columns or "embed_context" in columns:
+        return
+    conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN embed_context text, ALTER COLUMN embedding DROP NOT NULL"
+                         ).format(tables.sql("chunks")))
 
 
 def drop_schema(conn, tables: ManagedTables) -> None:
@@ -160,11 +173,11 @@ def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, 
         frontmatter = json.dumps(record.frontmatter, ensure_ascii=False)
         conn.cursor().executemany(
             sql.SQL("INSERT INTO {} (id, filename, chunk_index, start_line, end_line, chunk_text, embedding, "
-                    "term_count, kind, status, title, tags, project, recorded_on, recorded_time, frontmatter) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)").format(
-                chunk_table),
+                    "embed_context, term_count, kind, status, title, tags, project, recorded_on, recorded_time, "
+                    "frontmatter) VALUES (%s, %s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    "%s::jsonb)").format(chunk_table),
             [(chunk_id, record.path, chunk.chunk_index, chunk.start_line, chunk.end_line, chunk.chunk_text,
-              chunk.embedding, sum(chunk.terms.values()), record.kind, record.status, record.title,
+              chunk.embedding, chunk.context, sum(chunk.terms.values()), record.kind, record.status, record.title,
               list(record.tags), record.project, record.date, record.time, frontmatter)
              for chunk_id, chunk in zip(ids, chunks)],
         )
@@ -241,6 +254,26 @@ def _count(conn, tables: ManagedTables, chunks: int, terms: int) -> None:
     if chunks or terms:
         conn.execute(sql.SQL("UPDATE {} SET value = (value::bigint + CASE key WHEN 'chunks' THEN %s ELSE %s END)::text "
                              "WHERE key IN ('chunks', 'total_terms')").format(tables.sql("meta")), (chunks, terms))
+
+
+def pending_chunks(conn, tables: ManagedTables, limit: int) -> list[tuple[int, str | None, str]]:
+    """(id, context, text) of chunks still without an embedding, newest records first."""
+    return conn.execute(sql.SQL(
+        "SELECT id, embed_context, chunk_text FROM {} WHERE embedding IS NULL "
+        "ORDER BY recorded_on DESC NULLS LAST, recorded_time DESC NULLS LAST, id LIMIT %s").format(
+        tables.sql("chunks")), (limit,)).fetchall()
+
+
+def count_pending(conn, tables: ManagedTables) -> int:
+    return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NULL").format(
+        tables.sql("chunks"))).fetchone()[0]
+
+
+def set_embeddings(conn, tables: ManagedTables, vectors: list[tuple[int, str]]) -> None:
+    """Fill in the embeddings of chunks by id, in one transaction."""
+    with conn.transaction():
+        conn.cursor().executemany(sql.SQL("UPDATE {} SET embedding = %s::vector WHERE id = %s").format(
+            tables.sql("chunks")), [(vector, chunk_id) for chunk_id, vector in vectors])
 
 
 def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import time
@@ -9,13 +10,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import index_writer as writer
-from .chunking import Chunk, chunk_markdown, embedding_text
+from .chunking import Chunk, chunk_markdown, embedding_context, join_context
 from .config import Settings
 from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder, vector_literal
 from .embedding_cache import cache_embeddings, cached_embeddings
 from .errors import DatabaseUnavailable, IndexBusy, first_line
 from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory, require_directory
+from .records import record_date
 from .schema import ManagedTables, check_versions, read_meta
 from .tokens import term_frequencies
 
@@ -188,9 +190,11 @@ class Indexer:
         writer.delete_files(conn, self.tables, plan.deleted)
         stats.deleted = len(plan.deleted)
 
+        # Phase 1: every new or changed file becomes searchable by keyword (cached embeddings included),
+        # newest first. Phase 2 embeds what the cache lacked, newest records first. A run killed in either
+        # phase leaves whole files behind, and the next run carries on where it stopped.
         indexed = plan.indexed
-        embedder = self.embedder or make_embedder(spec, self.settings)
-        todo = plan.new + plan.changed
+        todo = _newest_first(plan.new + plan.changed)
         if self.progress:
             self.progress.start(len(todo))
         batch: list[_Pending] = []
@@ -207,12 +211,13 @@ class Indexer:
                 continue
             batch.append(pending)
             if sum(len(item.texts) for item in batch) >= EMBED_BATCH:
-                self._write(conn, spec, embedder, batch, stats)
+                self._write(conn, spec, batch, stats)
                 batch = []
         if batch:
-            self._write(conn, spec, embedder, batch, stats)
+            self._write(conn, spec, batch, stats)
         if self.progress:
             self.progress.finish()
+        self._embed_pending(conn, spec, stats)
         return stats
 
     def _read(self, conn, memory_file: MemoryFile, stats: IndexStats) -> _Pending | None:
@@ -224,13 +229,14 @@ class Indexer:
             if len(chunks) > MAX_CHUNKS_PER_FILE:
                 raise BadMemory(f"too many chunks ({len(chunks)} > {MAX_CHUNKS_PER_FILE}): split the file")
             if chunks:
-                texts = [embedding_text(title, chunk) for chunk in chunks]
+                contexts = [embedding_context(title, chunk) for chunk in chunks]
                 terms = [term_frequencies(title + "\n" + chunk.text) for chunk in chunks]
             else:  # frontmatter only: its title is what there is to find
                 chunks = [Chunk(title, 1, max(1, memory.body_start_line - 1), "")]
-                texts, terms = [title], [term_frequencies(title)]
-            rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, "", dict(counts))
-                    for i, (chunk, counts) in enumerate(zip(chunks, terms))]
+                contexts, terms = [None], [term_frequencies(title)]
+            texts = [join_context(context, chunk.text) for context, chunk in zip(contexts, chunks)]
+            rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, None, dict(counts), context)
+                    for i, (chunk, counts, context) in enumerate(zip(chunks, terms, contexts))]
         except BadMemory as reason:
             self._skip(conn, memory_file, str(reason), stats)
             return None
@@ -247,27 +253,16 @@ class Indexer:
         writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
                                memory_file.mtime_ns, reason)
 
-    def _write(self, conn, spec: ModelSpec, embedder, batch: list[_Pending], stats: IndexStats) -> None:
-        """Embed what the cache lacks for a batch of files, then write each file in its own transaction."""
+    def _write(self, conn, spec: ModelSpec, batch: list[_Pending], stats: IndexStats) -> None:
+        """Write each file of a batch in its own transaction, with the embeddings the cache already has."""
         import psycopg
 
         hashes = sorted({text_hash for item in batch for text_hash in item.hashes})
         vectors = cached_embeddings(conn, spec, hashes)
-        missing: dict[str, str] = {}
-        for item in batch:
-            for text_hash, text in zip(item.hashes, item.texts):
-                if text_hash not in vectors:
-                    missing.setdefault(text_hash, text)
-        stats.cached += sum(len(item.hashes) for item in batch) - len(missing)
-        if missing:
-            embedded = embedder.embed_documents(list(missing.values()))
-            fresh = {text_hash: vector_literal(vector) for text_hash, vector in zip(missing, embedded)}
-            cache_embeddings(conn, spec, fresh)
-            vectors.update(fresh)
-            stats.embedded += len(missing)
+        stats.cached += sum(text_hash in vectors for item in batch for text_hash in item.hashes)
         for item in batch:
             for row, text_hash in zip(item.rows, item.hashes):
-                row.embedding = vectors[text_hash]
+                row.embedding = vectors.get(text_hash)
             state = writer.FileState(item.digest, item.memory_file.size, item.memory_file.mtime_ns)
             try:
                 writer.replace_file(conn, self.tables, item.memory.record, state, item.rows)
@@ -281,6 +276,35 @@ class Indexer:
             stats.chunks += len(item.rows)
             self._advance(len(item.rows))
 
+    def _embed_pending(self, conn, spec: ModelSpec, stats: IndexStats) -> None:
+        """Phase 2: embed the chunks written without a vector, newest records first, a batch per transaction."""
+        waiting = writer.count_pending(conn, self.tables)
+        if not waiting:
+            return
+        embedder = self.embedder or make_embedder(spec, self.settings)
+        if self.progress:
+            self.progress.start(waiting, label="embedding", unit="chunks")
+        while True:
+            rows = writer.pending_chunks(conn, self.tables, EMBED_BATCH)
+            if not rows:
+                break
+            texts = {chunk_id: join_context(context, text) for chunk_id, context, text in rows}
+            hashes = {chunk_id: content_hash(text) for chunk_id, text in texts.items()}
+            vectors = cached_embeddings(conn, spec, sorted(set(hashes.values())))
+            missing = {text_hash: texts[chunk_id] for chunk_id, text_hash in hashes.items() if text_hash not in vectors}
+            if missing:
+                embedded = embedder.embed_documents(list(missing.values()))
+                fresh = {text_hash: vector_literal(vector) for text_hash, vector in zip(missing, embedded)}
+                cache_embeddings(conn, spec, fresh)
+                vectors.update(fresh)
+                stats.embedded += len(missing)
+            stats.cached += len(rows) - len(missing)
+            writer.set_embeddings(conn, self.tables, [(chunk_id, vectors[hashes[chunk_id]]) for chunk_id in texts])
+            if self.progress:
+                self.progress.advance(len(rows), len(rows))
+        if self.progress:
+            self.progress.finish()
+
     def _advance(self, chunks: int) -> None:
         if self.progress:
             self.progress.advance(1, chunks)
@@ -288,6 +312,15 @@ class Indexer:
     def _say(self, message: str) -> None:
         if self.progress:
             self.progress.note(message)
+
+
+def _newest_first(files: list[MemoryFile]) -> list[MemoryFile]:
+    """Dated records (raw/<kind>/YYYY-MM-DD/HHMMSS_*) newest first, then the rest, each in path order."""
+    def when(memory_file: MemoryFile) -> tuple:
+        day, clock = record_date(memory_file.relpath, {})
+        return (day is not None, day or dt.date.min, clock or "")
+
+    return sorted(sorted(files, key=lambda memory_file: memory_file.relpath), key=when, reverse=True)
 
 
 def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0, settle: float = 1.5,

@@ -55,6 +55,10 @@ class Layout:
             identifier(self.table)), (filename,)).fetchall()
         return [[float(value) for value in row[0].strip("[]").split(",")] for row in rows]
 
+    def waiting_for_embeddings(self, conn) -> int:
+        """Chunks an indexer has written but not embedded yet (found by keywords only meanwhile)."""
+        return 0
+
     def indexed_state(self, conn, paths: list[str]) -> dict[str, tuple[int, int]] | None:
         """path -> (size, mtime_ns) as indexed, or None when the layout does not record it."""
         return None
@@ -106,6 +110,7 @@ class ManagedLayout(Layout):
 
     def semantic(self, conn, vector, filters, limit, exclude=None):
         clauses, params = sql_conditions(filters)
+        clauses.append(sql.SQL("embedding IS NOT NULL"))  # chunks still waiting for phase 2 of a run
         if exclude is not None:
             clauses.append(sql.SQL("filename <> %s"))
             params.append(exclude)
@@ -160,6 +165,10 @@ class ManagedLayout(Layout):
         if found is None:
             return None
         return replace(candidate.record, path=found[0], relpath=found[1])  # the filters ran in SQL
+
+    def waiting_for_embeddings(self, conn) -> int:
+        return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NULL").format(
+            self.tables.sql("chunks"))).fetchone()[0]
 
     def indexed_state(self, conn, paths):
         rows = conn.execute(sql.SQL("SELECT filename, size, mtime_ns FROM {} WHERE filename = ANY(%s)").format(

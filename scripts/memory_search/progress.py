@@ -12,10 +12,13 @@ class Progress:
         self.enabled = self.stream.isatty()
         self.label = label
         self.total = self.files = self.chunks = 0
+        self.unit = "files"
         self.started = time.monotonic()
         self._drawn = 0.0
 
-    def start(self, total: int) -> None:
+    def start(self, total: int, label: str | None = None, unit: str = "files") -> None:
+        """Count `total` units (files, or chunks while embedding)."""
+        self.label, self.unit = label or self.label, unit
         self.total, self.files, self.chunks = total, 0, 0
         self.started = time.monotonic()
         self._draw(force=True)
@@ -48,6 +51,7 @@ class Progress:
         bar = "#" * int(done * width) + "-" * (width - int(done * width))
         elapsed = now - self.started
         eta = f"{elapsed / done - elapsed:4.0f}s left" if 0 < done < 1 else f"{elapsed:4.0f}s"
-        self.stream.write(f"\r\033[K{self.label} [{bar}] {self.files}/{self.total} files, "
-                          f"{self.chunks} chunks, {eta}")
+        counts = (f"{self.files}/{self.total} files, {self.chunks} chunks" if self.unit == "files"
+                  else f"{self.files}/{self.total} {self.unit}")
+        self.stream.write(f"\r\033[K{self.label} [{bar}] {counts}, {eta}")
         self.stream.flush()

@@ -100,6 +100,11 @@ class Searcher:
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = self.embedder.embed_query(request.query) if mode != "keyword" else None
+        if vector is not None:
+            waiting = self.layout.waiting_for_embeddings(self.conn)
+            if waiting:
+                self.warn(f"{waiting} chunk(s) are still being embedded by index.py; until then they are found "
+                          "by keywords only")
         return self._run(request, vector, terms if mode != "semantic" else None)
 
     def similar(self, filename: str, request: SearchRequest) -> list[Hit]:
