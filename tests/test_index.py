@@ -254,3 +254,31 @@ def test_a_bad_file_is_remembered_until_it_changes(env, memories):
     broken.write_text("---\ntitle: Quokka\n---\nThe quokka smiles.\n")
     assert index(env, memories)["success"] == 1
     assert names(search(env, memories, "quokka", "--mode", "keyword")) == ["broken.md"]
+
+
+def test_a_selection_is_remembered_so_a_plain_run_changes_nothing(env, memories):
+    for relpath in ("wiki/a.md", "wiki/deep/b.md", "raw/web/2026-11-01/090000_page.md"):
+        memories.write(relpath, f"# Harbour\n\nThe harbour master's log, {relpath}.")
+    first = index(env, memories, "--include", "wiki/*")  # * stays inside one folder
+    assert first["total"] == 1 and names(search(env, memories, "harbour master")) == ["a.md"]
+    plain = index(env, memories)
+    assert plain["success"] == 0 and plain["deleted"] == 0 and plain["skipped"] == 1
+    status = json.loads(run_script("stats", "--json", env=env, memories=memories, check=True).stdout)
+    assert status["pending"] == {"new": 0, "changed": 0, "deleted": 0}
+    wider = index(env, memories, "--include", "wiki/**")
+    assert wider["success"] == 1 and wider["skipped"] == 1
+    everything = index(env, memories, "--reset-selection")
+    assert everything["success"] == 1 and everything["total"] == 3
+    assert index(env, memories)["success"] == 0
+
+
+def test_search_refuses_an_index_of_another_tokenizer_version(env, memories, database):
+    memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
+    index(env, memories)
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f"UPDATE {_tables(memories).meta} SET value = '0' WHERE key = 'tokenizer_version'")
+    refused = run_script("search", "tide", env=env, memories=memories)
+    assert refused.returncode == 1 and "index.py --rebuild" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    index(env, memories, "--rebuild")
+    assert names(search(env, memories, "tide tables")) == ["a.md"]
