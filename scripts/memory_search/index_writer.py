@@ -264,6 +264,13 @@ def pending_chunks(conn, tables: ManagedTables, limit: int) -> list[tuple[int, s
         tables.sql("chunks")), (limit,)).fetchall()
 
 
+def count_embedded(conn, tables: ManagedTables) -> int:
+    if not columns_of(conn, tables.chunks):
+        return 0
+    return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL").format(
+        tables.sql("chunks"))).fetchone()[0]
+
+
 def count_pending(conn, tables: ManagedTables) -> int:
     return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NULL").format(
         tables.sql("chunks"))).fetchone()[0]

@@ -167,10 +167,12 @@ class Indexer:
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
         meta = read_meta(conn, self.live)
-        if meta and not rebuild and not writer.indexed_files(conn, self.live):
-            meta = {}  # an index that never got a file (a first run that failed) binds to no model
-            writer.drop_schema(conn, self.live)
         recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
+        if recorded and not rebuild and not writer.count_embedded(conn, self.live):
+            # Nothing embedded yet (a first run that failed at the model): the index binds to no model.
+            if choose_spec(self.settings) != recorded:
+                writer.drop_schema(conn, self.live)
+                meta, recorded = {}, None
         if rebuild:  # keep the recorded model unless another one is asked for
             asked = self.settings.provider is not None or self.settings.model is not None
             spec = choose_spec(self.settings, None if asked else recorded)
