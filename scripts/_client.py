@@ -10,9 +10,10 @@ Wire format, version 1 (one request and one reply per connection):
   request: one line of JSON: {"protocol": 1, "identity": HEX, "script": NAME, "argv": [...],
            "cwd": DIR, "env": {NAME: VALUE} (PER_CALL names only), "stdout": {"tty": BOOL, "errors": STR},
            "stderr": {...}}; or {"protocol": 1, "identity": HEX, "stop": true}; or {"protocol": 1, "ping": true}
-  reply:   one ASCII line `memory-search-helper/1 STATUS EXIT OUT ERR`, then OUT bytes of stdout and
-           ERR bytes of stderr. STATUS is ok, refused (another configuration, unknown script, bad request),
-           stopped or pong; only ok carries output.
+  reply:   one ASCII line `memory-search-helper/1 STATUS EXIT OUT ERR`, then the output as segments in
+           the order it was written, each `o` or `e` (stdout, stderr), its length in ASCII digits, a newline
+           and that many bytes; OUT and ERR are the byte totals of each stream. STATUS is ok, refused
+           (another configuration, unknown script, bad request), stopped or pong; only ok carries output.
 
 Secrets never cross the socket: the database URL, the provider, the model and the API key are not
 sent, only a hash of them (the configuration identity) that names the helper's socket and that the
@@ -56,6 +57,8 @@ def answer(script: str) -> bool:
         return False
     if folder is None:
         return False
+    if not (environ.get("MEMORIES_NO_DAEMON") or "").strip() and _dotenv_disables(dotenv_bytes(environ, cwd)):
+        return False
     if folder == "":
         return True  # no folder yet: the helper creates it
     name = identity(environ, cwd)
@@ -74,8 +77,8 @@ def answer(script: str) -> bool:
     parsed = parse_reply(reply)
     if parsed is None or parsed[0] != "ok":
         return False
-    _, code, out, err = parsed
-    _write_and_exit(out, err, code)
+    _, code, segments = parsed
+    _write_and_exit(segments, code)
     return False  # not reached
 
 
@@ -150,13 +153,30 @@ def identity(environ, cwd: str) -> str:
         if value and name in PATHS and not value.startswith("~"):
             value = os.path.normpath(os.path.join(cwd, value))
         parts.append(f"{name}={value}")
-    home = (environ.get("HOME") or "").strip() or os.path.expanduser("~")
-    try:  # Settings.from_env also reads this file: its content is part of the configuration
-        with open(os.path.join(os.path.join(cwd, home), ".config/cocoindex/.env"), "rb") as dotenv:
-            parts.append("dotenv=" + _digest(dotenv.read()))
-    except OSError:
-        parts.append("dotenv=")
+    dotenv = dotenv_bytes(environ, cwd)  # Settings.from_env reads this file too: part of the configuration
+    parts.append("dotenv=" + (_digest(dotenv) if dotenv is not None else ""))
     return _digest("\n".join(parts))
+
+
+def dotenv_bytes(environ, cwd: str):
+    """~/.config/cocoindex/.env as bytes, None when absent."""
+    home = (environ.get("HOME") or "").strip() or os.path.expanduser("~")
+    try:
+        with open(os.path.join(cwd, home, ".config/cocoindex/.env"), "rb") as dotenv:
+            return dotenv.read()
+    except OSError:
+        return None
+
+
+def _dotenv_disables(content) -> bool:
+    """MEMORIES_NO_DAEMON set in the .env file (when the environment does not set it)."""
+    if not content or b"MEMORIES_NO_DAEMON" not in content:
+        return False
+    for line in content.decode("utf-8", "replace").splitlines():
+        key, _, value = line.strip().removeprefix("export ").partition("=")
+        if key.strip() == "MEMORIES_NO_DAEMON":
+            return _truthy(value.split(" #")[0].strip().strip("'\""))
+    return False
 
 
 def socket_name(identity_hex: str) -> str:
@@ -254,7 +274,7 @@ def _exchange(path: str, request: bytes):
 
 
 def parse_reply(reply: bytes):
-    """(status, exit code, stdout bytes, stderr bytes), or None when the reply is not well formed."""
+    """(status, exit code, [(1 or 2, bytes), ...]), or None when the reply is not well formed."""
     head, newline, body = reply.partition(b"\n")
     fields = head.split(b" ")
     if not newline or len(fields) != 5 or fields[0] != REPLY_MAGIC:
@@ -264,21 +284,35 @@ def parse_reply(reply: bytes):
         code, out_size, err_size = (int(field) for field in fields[2:])
     except (UnicodeDecodeError, ValueError):
         return None
-    if not 0 <= code <= 255 or out_size < 0 or err_size < 0 or out_size + err_size != len(body):
+    if not 0 <= code <= 255:
         return None
-    return status, code, body[:out_size], body[out_size:]
+    segments, totals, position = [], {1: 0, 2: 0}, 0
+    while position < len(body):
+        stream = {b"o"[0]: 1, b"e"[0]: 2}.get(body[position])
+        end = body.find(b"\n", position)
+        if stream is None or end < 0 or not body[position + 1:end].isdigit():
+            return None
+        size = int(body[position + 1:end])
+        data = body[end + 1:end + 1 + size]
+        if len(data) != size:
+            return None
+        segments.append((stream, data))
+        totals[stream] += size
+        position = end + 1 + size
+    if totals != {1: out_size, 2: err_size}:
+        return None
+    return status, code, segments
 
 
-def _write_and_exit(out: bytes, err: bytes, code: int) -> None:
+def _write_and_exit(segments, code: int) -> None:
+    """Replay the output in the order it was written, so a shared terminal or 2>&1 sees the same bytes."""
+    streams = {1: sys.stdout, 2: sys.stderr}
     try:
-        if out:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(out)
-            sys.stdout.buffer.flush()
-        if err:
-            sys.stderr.flush()
-            sys.stderr.buffer.write(err)
-            sys.stderr.buffer.flush()
+        for number, data in segments:
+            stream = streams[number]
+            stream.flush()
+            stream.buffer.write(data)
+            stream.buffer.flush()
     except BrokenPipeError:
         code = 0  # as the in-process run: a closed pipe ends the output quietly
     os._exit(code)  # nothing left to clean up; skipping interpreter teardown saves milliseconds

@@ -377,3 +377,17 @@ def test_a_stalled_client_does_not_delay_another(helper_env, notes):
             connection.close()
     assert reply[0] == "ok" and reply[1] == 0 and b"tea.md" in reply[2]
     assert elapsed < 1.0  # a helper reading one client at a time would wait out the 2 s request deadline
+
+
+def test_the_reply_keeps_the_order_of_stdout_and_stderr_writes():
+    """What a terminal or `2>&1` shows is the same through the helper: writes are replayed in order."""
+    from memory_search import daemon
+
+    _client = daemon.client()
+    output = daemon._Output()
+    for stream, data in [("e", b"warning\n"), ("o", "結果 1\n".encode()), ("o", b"2\n"), ("e", b"done\n")]:
+        output.add(stream, data)
+    reply = daemon._header("ok", 0, output.totals["o"], output.totals["e"]) + output.wire()
+    assert _client.parse_reply(reply) == ("ok", 0, [(2, b"warning\n"), (1, "結果 1\n2\n".encode()), (2, b"done\n")])
+    assert _client.parse_reply(reply[:-1]) is None  # cut short
+    assert _client.parse_reply(reply.replace(b" ok 0 ", b" ok 0 9")) is None  # totals that do not add up

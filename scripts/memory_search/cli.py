@@ -398,12 +398,16 @@ BENCH_EXAMPLES = """\
 @click.option("--index-files", type=click.IntRange(min=1), default=120, show_default=True,
               help="files embedded by the real model for indexing throughput")
 @click.option("--skip", default="", help="parts to leave out: indexing, sizes, recent, freshness")
+@click.option("--python", "python", metavar="PATH",
+              help="the interpreter `#!/usr/bin/env python3` runs (default: python3 on PATH outside the venv)")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, as_json):
+def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, python, as_json):
     """Measure speed on synthetic Japanese and English memories of every kind.
 
-    Prints end-to-end wall time of search.py (with and without the warm helper) and recent.py as
-    fresh processes (median and p95), in-process query latency per mode, peak memory of a search
+    Prints end-to-end wall time of search.py and recent.py as fresh processes (median and p95), with
+    and without the warm helper, run by the venv's python and by the system python3 as Claude Code
+    runs them, each also as a ratio to `python3 -c pass` timed interleaved in the same run; where a
+    warm search's time goes; in-process query latency per mode, peak memory of a search
     process, indexing throughput next to the raw embedder's, and no-op / one-edit index runs.
     Sizes the local model cannot embed in reasonable time are loaded with vectors derived from a
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
@@ -417,7 +421,7 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, as_
         chunk_sizes = [int(size) for size in sizes.split(",") if size.strip()]
     except ValueError:
         raise UsageError(f"--sizes {sizes!r}: give chunk counts like 20000,200000") from None
-    bench = Bench(runs, say=lambda message: click.echo(message, err=True))
+    bench = Bench(runs, say=lambda message: click.echo(message, err=True), python=python)
     report = Report()
     try:
         if "indexing" not in skipped:

@@ -121,11 +121,47 @@ class _Streams:
     local = threading.local()
 
 
+class _Output:
+    """A request's output as (stream, bytes) segments in the order written."""
+
+    def __init__(self):
+        self.segments: list[list] = []
+        self.totals = {"o": 0, "e": 0}
+
+    def add(self, stream: str, data: bytes) -> None:
+        if not data:
+            return
+        if self.segments and self.segments[-1][0] == stream:
+            self.segments[-1][1] += data
+        else:
+            self.segments.append([stream, bytearray(data)])
+        self.totals[stream] += len(data)
+
+    def wire(self) -> bytes:
+        return b"".join(stream.encode() + str(len(data)).encode() + b"\n" + bytes(data)
+                        for stream, data in self.segments)
+
+
+class _StreamBuffer:
+    """`.buffer` of a request's stream, for bytes written directly."""
+
+    def __init__(self, output: _Output, stream: str):
+        self.output, self.stream = output, stream
+
+    def write(self, data) -> int:
+        self.output.add(self.stream, bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
 class _RequestStream:
     """sys.stdout / sys.stderr in the helper: writes of a request's thread go to that request's buffer."""
 
     def __init__(self, label: str, fallback):
         self.label = label
+        self.segment = {"stdout": "o", "stderr": "e"}[label]  # as segments are marked on the wire
         self.fallback = fallback
         self.encoding = "utf-8"
 
@@ -143,13 +179,13 @@ class _RequestStream:
             return self.fallback.write(text) if self.fallback else len(text)
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        target[0].write(text.encode(self.encoding, target[1]))
+        target[0].add(self.segment, text.encode(self.encoding, target[1]))
         return len(text)
 
     @property
     def buffer(self):
         target = self._target()
-        return target[0] if target else getattr(self.fallback, "buffer", None)
+        return _StreamBuffer(target[0], self.segment) if target else getattr(self.fallback, "buffer", None)
 
     def flush(self) -> None:
         if self._target() is None and self.fallback:
@@ -384,6 +420,7 @@ class Helper:
         self.last_used = time.monotonic()
         self.stopping = threading.Event()
         self.environ = None
+        self.inode = path.stat().st_ino
 
     def install(self) -> None:
         """Per-request stdout, stderr and environment for the commands run on request threads."""
@@ -419,8 +456,8 @@ class Helper:
             idle = not self.busy and time.monotonic() - self.last_used > self.idle_seconds
         if idle or client().code_version() != self.code:
             return True  # idle, or the code changed: a new helper serves the new code
-        try:
-            return not self.path.exists()  # the socket was removed: nobody can reach this helper
+        try:  # the socket was removed or replaced: nobody can reach this helper any more
+            return self.path.stat().st_ino != self.inode
         except OSError:
             return True
 
@@ -456,45 +493,46 @@ class Helper:
         except OSError:
             pass
         with self.running:
-            code, out, err = self.run(request)
+            code, output = self.run(request)
         if code is None:
             return _header("refused", 0, 0)
-        return _header("ok", code, len(out), len(err)) + out + err
+        return _header("ok", code, output.totals["o"], output.totals["e"]) + output.wire()
 
     def run(self, request: dict):
-        """(exit code, stdout bytes, stderr bytes) of the script's command, or (None, b"", b"") on trouble."""
+        """(exit code, _Output) of the script's command, or (None, None) on trouble."""
         from . import cli
 
         name, prog = SCRIPTS[request["script"]]
-        out, err = io.BytesIO(), io.BytesIO()
-        _Streams.local.stdout = (out, request["stdout"]["errors"], request["stdout"]["tty"])
-        _Streams.local.stderr = (err, request["stderr"]["errors"], request["stderr"]["tty"])
+        output = _Output()
+        _Streams.local.stdout = (output, request["stdout"]["errors"], request["stdout"]["tty"])
+        _Streams.local.stderr = (output, request["stderr"]["errors"], request["stderr"]["tty"])
         self.environ.local.mapping = self.environ.for_request(request["env"])
         try:
             self.directory.enter(request["cwd"])
         except OSError:
-            return None, b"", b""
+            self.environ.local.mapping = _Streams.local.stdout = _Streams.local.stderr = None
+            return None, None
         try:
             cli.run(getattr(cli, name), prog, args=request["argv"])
             code = 0
         except SystemExit as done:
-            code = _exit_code(done.code, err)
+            code = _exit_code(done.code, output)
         except BaseException:  # noqa: BLE001 - a helper's own failure: the caller runs in-process
-            return None, b"", b""
+            return None, None
         finally:
             self.directory.leave()
             self.environ.local.mapping = None
             _Streams.local.stdout = _Streams.local.stderr = None
-        return code, out.getvalue(), err.getvalue()
+        return code, output
 
 
-def _exit_code(code, err: io.BytesIO) -> int:
+def _exit_code(code, output: _Output) -> int:
     """As the interpreter maps sys.exit's argument to a status."""
     if code is None:
         return 0
     if isinstance(code, int):
         return code & 0xFF
-    err.write(f"{code}\n".encode("utf-8", "backslashreplace"))
+    output.add("e", f"{code}\n".encode("utf-8", "backslashreplace"))
     return 1
 
 
@@ -579,7 +617,6 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
-    inode = path.stat().st_ino
     server.listen(MAX_OPEN)
     helper = Helper(identity, path, idle_seconds)
     helper.install()
@@ -591,8 +628,9 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
     finally:
         server.close()
         try:
-            if path.stat().st_ino == inode:
+            if path.stat().st_ino == helper.inode:
                 path.unlink()
+                os.unlink(lock.name)
         except OSError:
             pass
         helper.resources.close()
