@@ -29,6 +29,7 @@ REPLY_MAGIC = b"memory-search-helper/1"
 CONNECT_TIMEOUT = 0.5
 REPLY_TIMEOUT = 120.0
 MAX_REPLY_BYTES = 64 << 20
+MAX_SOCKET_PATH = 100  # bytes; a Unix socket address holds 108
 SCRIPTS_DIR = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_DIR = os.path.join(SCRIPTS_DIR, "memory_search")
 
@@ -63,6 +64,8 @@ def answer(script: str) -> bool:
         return True  # no folder yet: the helper creates it
     name = identity(environ, cwd)
     path = os.path.join(folder, socket_name(name))
+    if len(path.encode()) > MAX_SOCKET_PATH:
+        return False  # no helper can listen there
     try:
         status = os.lstat(path)
     except FileNotFoundError:

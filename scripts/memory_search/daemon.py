@@ -451,6 +451,15 @@ class Helper:
                 self.last_used = time.monotonic()
             threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
 
+    def drain(self, timeout: float = SEND_DEADLINE) -> None:
+        """Let the requests under way finish before their connections close."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.busy_lock:
+                if not self.busy:
+                    return
+            time.sleep(0.05)
+
     def _should_exit(self) -> bool:
         with self.busy_lock:
             idle = not self.busy and time.monotonic() - self.last_used > self.idle_seconds
@@ -606,7 +615,7 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
         return  # not the user's own 0700 folder: never listen there
     identity = client().identity(environ, os.getcwd())
     path = folder / client().socket_name(identity)
-    if len(str(path).encode()) > 100:
+    if len(str(path).encode()) > client().MAX_SOCKET_PATH:
         return  # beyond what a Unix socket address can hold
     os.umask(0o077)
     lock = open(folder / (path.stem + ".lock"), "w")
@@ -627,6 +636,7 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
         helper.serve(server)
     finally:
         server.close()
+        helper.drain()
         try:
             if path.stat().st_ino == helper.inode:
                 path.unlink()
