@@ -184,6 +184,8 @@ class Bench:
                     if not key.startswith(("MEMORIES_", "VOYAGE_", "COCOINDEX_"))}
         self.env.update({"MEMORIES_DATA_DIR": str(self.workdir / "data"), "XDG_RUNTIME_DIR": str(self.workdir / "run"),
                          "HOME": str(self.workdir / "home")})
+        # As installed: modules compiled once and cached, not compiled again by every process.
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.runner = Runner()
         (self.workdir / "run").mkdir()
         (self.workdir / "home").mkdir()
