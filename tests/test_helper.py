@@ -4,44 +4,99 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
+import subprocess
+import sys
+import tempfile
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import index, run_script
+from conftest import SCRIPTS, index, run_script
 
 
 @pytest.fixture
-def helper_env(env, tmp_path, monkeypatch):
-    """search.py may use the helper; its socket lives in this test's own runtime folder."""
-    runtime = tmp_path / "run"
-    runtime.mkdir()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+def helper_env(env, monkeypatch):
+    """search.py may use the helper; its socket lives in this test's own (short: socket paths are) runtime folder."""
+    runtime = tempfile.mkdtemp(prefix="ms-run-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
     monkeypatch.delenv("MEMORIES_NO_DAEMON")
-    helper = dict(env, XDG_RUNTIME_DIR=str(runtime))
+    helper = dict(env, XDG_RUNTIME_DIR=runtime)
     helper.pop("MEMORIES_NO_DAEMON")
     yield helper
     from memory_search import daemon
 
     daemon.stop()
+    _wait_until(lambda: not list(Path(daemon.runtime_dir()).glob("*.sock")), timeout=10)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
-def _wait_for_helper(timeout: float = 60) -> None:
+def _socket_path(environ=None) -> Path:
     from memory_search import daemon
 
+    return daemon.socket_path(environ)
+
+
+def _wait_until(condition, timeout: float) -> bool:
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if daemon.socket_path().exists():
-            try:
-                with socket.socket(socket.AF_UNIX) as probe:
-                    probe.connect(str(daemon.socket_path()))
-                return
-            except OSError:
-                pass
-        time.sleep(0.1)
-    raise AssertionError("the helper did not start")
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _wait_for_helper(timeout: float = 60, environ=None) -> None:
+    path = _socket_path(environ)
+
+    def listening() -> bool:
+        try:
+            with socket.socket(socket.AF_UNIX) as probe:
+                probe.connect(str(path))
+            return True
+        except OSError:
+            return False
+
+    if not _wait_until(listening, timeout):
+        raise AssertionError("the helper did not start")
+
+
+def _start_helper(environ=None) -> None:
+    from memory_search import daemon
+
+    if environ is None:
+        daemon.start_in_background()
+    else:
+        with patched_environ(environ):
+            daemon.start_in_background()
+    _wait_for_helper(environ=environ)
+
+
+class patched_environ:
+    def __init__(self, environ):
+        self.environ = environ
+
+    def __enter__(self):
+        self.saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(self.environ)
+
+    def __exit__(self, *exc):
+        os.environ.clear()
+        os.environ.update(self.saved)
+
+
+def _only_helper(name: str, *args: str, env: dict, memories=None) -> subprocess.CompletedProcess:
+    """Run a script where only the helper can answer: no site-packages and no .venv to re-run under."""
+    command = [sys.executable, "-S", str(SCRIPTS / f"{name}.py"), *args]
+    if memories is not None:
+        command += ["--memories", str(memories.root)]
+    return subprocess.run(command, capture_output=True, text=True, env=dict(env, MEMORIES_VENV="/nonexistent"),
+                          timeout=120)
 
 
 @pytest.fixture
@@ -58,7 +113,7 @@ def test_results_are_the_same_through_the_helper_and_without_it(helper_env, note
     first = [run_script("search", *query, "--format", "json", env=helper_env, memories=notes, check=True).stdout
              for query in queries]  # the first call starts the helper and answers in-process
     _wait_for_helper()
-    warm = [run_script("search", *query, "--format", "json", env=helper_env, memories=notes, check=True).stdout
+    warm = [_only_helper("search", *query, "--format", "json", env=helper_env, memories=notes).stdout
             for query in queries]
     cold = [run_script("search", *query, "--format", "json", "--no-daemon", env=helper_env, memories=notes,
                        check=True).stdout for query in queries]
@@ -67,21 +122,17 @@ def test_results_are_the_same_through_the_helper_and_without_it(helper_env, note
 
 
 def test_the_helper_answers_with_the_library_results(helper_env, notes):
-    from memory_search import daemon
-    from memory_search.config import Settings
     from memory_search.api import Memories
-    from memory_search.retrieval import SearchRequest
+    from memory_search.config import Settings
+    from memory_search.render import hit_dict
 
     index(helper_env, notes)
-    settings = Settings.from_env().with_overrides(memories_dir=str(notes.root))
-    request = SearchRequest(query="green tea temperature", top=5)
-    daemon.start_in_background()
-    _wait_for_helper()
-    through_helper, warnings = daemon.ask(settings, request)
-    assert warnings == []
-    with Memories(settings) as memories:
-        in_process = memories.run(request)
-    assert through_helper and through_helper == in_process
+    _start_helper()
+    through_helper = json.loads(_only_helper("search", "green tea temperature", "--top", "5", "--format", "json",
+                                             env=helper_env, memories=notes).stdout)
+    with Memories(Settings.from_env().with_overrides(memories_dir=str(notes.root))) as memories:
+        in_process = [hit_dict(hit) for hit in memories.search("green tea temperature", top=5)]
+    assert through_helper and through_helper == json.loads(json.dumps(in_process, ensure_ascii=False))
 
 
 def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tmp_path):
@@ -92,7 +143,7 @@ def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tm
     _wait_for_helper()
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = run_script("search", "tea", "--memories", str(empty), env=helper_env)
+    result = _only_helper("search", "tea", "--memories", str(empty), env=helper_env)
     assert result.returncode == 3 and "index.py" in result.stderr
 
 
@@ -101,35 +152,30 @@ def test_the_helper_socket_is_private(helper_env, notes):
 
     daemon.start_in_background()
     _wait_for_helper()
-    folder = daemon.socket_path().parent
+    folder = _socket_path().parent
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert folder.stat().st_uid == os.getuid()
+    assert stat.S_ISSOCK(_socket_path().stat().st_mode) and _socket_path().stat().st_uid == os.getuid()
 
 
 def test_a_broken_helper_is_bypassed(helper_env, notes):
-    from memory_search import daemon
-
     index(helper_env, notes)
-    folder = daemon.socket_path().parent
+    folder = _socket_path().parent
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    daemon.socket_path().write_text("not a socket")
+    _socket_path().write_text("not a socket")
     result = run_script("search", "tea", "--format", "json", env=helper_env, memories=notes, check=True)
     assert json.loads(result.stdout)[0]["title"] == "Tea"
 
 
-def test_a_helper_of_another_version_steps_aside(helper_env, notes):
-    from memory_search import daemon
+def test_a_request_for_another_configuration_is_refused(helper_env, notes):
+    import _client
 
-    daemon.start_in_background()
-    _wait_for_helper()
-    with socket.socket(socket.AF_UNIX) as connection:
-        connection.connect(str(daemon.socket_path()))
-        connection.sendall(b'{"version": "older", "settings": {}, "request": {}}\n')
-        assert json.loads(connection.recv(1000)) == {"stale": True}
-    deadline = time.time() + 10
-    while daemon.socket_path().exists() and time.time() < deadline:
-        time.sleep(0.05)
-    assert not daemon.socket_path().exists()
+    _start_helper()
+    request = json.dumps({"protocol": 1, "identity": "0" * 64, "script": "search", "argv": ["tea"], "cwd": "/",
+                          "env": {}, "stdout": {"tty": False, "errors": "strict"},
+                          "stderr": {"tty": False, "errors": "strict"}}).encode() + b"\n"
+    reply = _client._exchange(str(_socket_path()), request)
+    assert _client.parse_reply(reply)[0] == "refused"
 
 
 def test_an_idle_helper_exits(helper_env, notes, monkeypatch):
@@ -138,7 +184,210 @@ def test_an_idle_helper_exits(helper_env, notes, monkeypatch):
     monkeypatch.setenv("MEMORIES_HELPER_IDLE", "1")
     daemon.start_in_background()
     _wait_for_helper()
-    deadline = time.time() + 15
-    while daemon.socket_path().exists() and time.time() < deadline:
-        time.sleep(0.1)
-    assert not daemon.socket_path().exists()
+    assert _wait_until(lambda: not _socket_path().exists(), timeout=15)
+
+
+def _same_bytes(name, *args, env, memories=None):
+    """The script's stdout, stderr and exit code through the helper (stdlib client) and in-process."""
+    helped = _only_helper(name, *args, env=env, memories=memories)
+    in_process = run_script(name, *args, env=dict(env, MEMORIES_NO_DAEMON="1"), memories=memories)
+    assert (helped.stdout, helped.stderr, helped.returncode) == \
+           (in_process.stdout, in_process.stderr, in_process.returncode), (name, args)
+    return helped
+
+
+def test_every_script_prints_the_same_bytes_through_the_helper(helper_env, notes, tmp_path):
+    index(helper_env, notes)
+    _start_helper()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    calls = [
+        ("search", ["green tea"]), ("search", ["パンの発酵", "--format", "json", "--explain"]),
+        ("search", ["zzqx", "--mode", "keyword"]),  # no hits
+        ("search", ["tea", "--top", "500"]), ("search", ["   "]), ("search", ["tea", "--bogus"]),  # usage errors
+        ("search", ["tea", "--where", '{"x": {"$regex": 1}}']), ("search", ["--help"]),
+        ("recent", ["--kind", "all"]), ("recent", ["--kind", "session", "--format", "json"]),
+        ("recent", ["--format", "paths", "--project", "home"]), ("recent", ["--kind", "bogus"]), ("recent", ["--help"]),
+        ("stats", []), ("stats", ["--json"]),
+    ]
+    for name, args in calls:
+        _same_bytes(name, *args, env=helper_env, memories=notes)
+    for name, args in [("search", ["tea"]), ("stats", []), ("recent", [])]:  # index missing, directory missing
+        _same_bytes(name, *args, "--memories", str(empty), env=helper_env)
+        _same_bytes(name, *args, "--memories", str(tmp_path / "absent"), env=helper_env)
+    relative = _only_helper("search", "green tea", "--memories", os.path.relpath(notes.root), env=helper_env)
+    assert relative.returncode == 0 and "tea.md" in relative.stdout  # the client's working directory counts
+
+
+def test_a_helper_of_another_configuration_is_never_used(helper_env, notes):
+    index(helper_env, notes)
+    _start_helper()
+    first = _socket_path()
+    used = first.stat().st_mtime_ns
+    other = dict(helper_env, MEMORIES_EMBEDDING_PROVIDER="local")  # the same index, another configuration
+    assert _socket_path(other) != first
+    result = run_script("search", "green tea", "--format", "json", env=other, memories=notes, check=True)
+    assert json.loads(result.stdout)[0]["title"] == "Tea"
+    assert first.stat().st_mtime_ns == used  # the first helper served nothing
+    _wait_for_helper(environ=other)  # the run started a helper of its own configuration
+
+
+def _listening_decoy(path: Path):
+    """A socket at `path` that records whatever a client sends."""
+    received = []
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    server.settimeout(0.2)
+
+    def accept():
+        while not stopped.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.settimeout(1)
+                try:
+                    received.append(connection.recv(65536))
+                    connection.sendall(b"memory-search-helper/1 ok 0 30 0\nhi\n")
+                except OSError:
+                    pass
+
+    stopped = threading.Event()
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+
+    def stop():
+        stopped.set()
+        thread.join()
+        server.close()
+
+    return received, stop
+
+
+@pytest.mark.parametrize("problem", ["loose permissions", "another owner"])
+def test_a_socket_folder_that_is_not_private_is_never_used(helper_env, notes, problem):
+    index(helper_env, notes)
+    folder = _socket_path().parent
+    folder.mkdir(mode=0o700)
+    received, stop = _listening_decoy(_socket_path())
+    if problem == "loose permissions":
+        folder.chmod(0o755)
+    elif os.getuid() == 0:
+        os.chown(folder, 12345, 12345)
+    else:
+        pytest.skip("changing a folder's owner needs root")
+    try:
+        result = run_script("search", "green tea", "--format", "json", env=helper_env, memories=notes, check=True)
+    finally:
+        stop()
+    assert received == []
+    assert json.loads(result.stdout)[0]["title"] == "Tea"
+
+
+def test_a_malformed_reply_falls_back_to_the_in_process_run(helper_env, notes):
+    index(helper_env, notes)
+    _socket_path().parent.mkdir(mode=0o700)
+    received, stop = _listening_decoy(_socket_path())  # answers "hi" where the header announces 30 bytes
+    try:
+        result = run_script("search", "green tea", "--format", "json", env=helper_env, memories=notes, check=True)
+    finally:
+        stop()
+    assert len(received) == 1
+    assert json.loads(result.stdout)[0]["title"] == "Tea"
+
+
+def test_no_secret_crosses_the_socket(helper_env, notes, monkeypatch):
+    import _client
+
+    secrets = {"VOYAGE_API_KEY": "pa-secret-key-123", "MEMORIES_DATABASE_URL": "postgresql://u:hunter2@db/x"}
+    environ = dict(helper_env, **secrets)
+    monkeypatch.setattr(sys, "argv", ["search.py", "tea"])
+    name = _client.identity(environ, os.getcwd())
+    request = _client._request("search", name, os.getcwd(), environ)
+    for value in ("pa-secret-key-123", "hunter2", "postgresql://"):
+        assert value.encode() not in request and value not in name
+    assert set(json.loads(request)["env"]) <= set(_client.PER_CALL)
+    assert _client.identity(dict(environ, VOYAGE_API_KEY="another"), os.getcwd()) != name
+
+
+def test_connections_stay_bounded_after_many_directories(helper_env, notes, tmp_path):
+    import psycopg
+
+    from memory_search import daemon
+
+    index(helper_env, notes)
+    _start_helper()
+    url = psycopg.conninfo.make_conninfo(helper_env.get("MEMORIES_DATABASE_URL") or _database_url(helper_env))
+    directories = []
+    for number in range(110):  # the embedded server allows 100 connections
+        directory = tmp_path / f"d{number}"
+        directory.mkdir()
+        directories.append(directory)
+    import _client
+
+    path = str(_socket_path())
+    identity = _client.identity(os.environ, os.getcwd())
+    for directory in directories:
+        reply = _client.parse_reply(_client._exchange(path, _search_request(identity, "tea", "--memories",
+                                                                            str(directory))))
+        assert reply[0] == "ok" and reply[1] == 3  # no index there: connected, looked, said so
+    result = _only_helper("search", "green tea", "--format", "json", env=helper_env, memories=notes)
+    assert result.returncode == 0 and json.loads(result.stdout)[0]["title"] == "Tea"
+    with psycopg.connect(url) as connection:
+        helpers = connection.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                     "AND pid <> pg_backend_pid()").fetchone()[0]
+    assert helpers <= daemon.MAX_RUNNING
+
+
+def _database_url(env) -> str:
+    from memory_search.database import EmbeddedServer
+
+    return EmbeddedServer(Path(env["MEMORIES_DATA_DIR"])).running_url()
+
+
+def _search_request(identity, *argv) -> bytes:
+    return json.dumps({"protocol": 1, "identity": identity, "script": "search", "argv": list(argv),
+                       "cwd": os.getcwd(), "env": {}, "stdout": {"tty": False, "errors": "strict"},
+                       "stderr": {"tty": False, "errors": "strict"}}).encode() + b"\n"
+
+
+def test_a_stalled_client_does_not_delay_another(helper_env, notes):
+    import _client
+
+    index(helper_env, notes)
+    _start_helper()
+    path = str(_socket_path())
+    identity = _client.identity(os.environ, os.getcwd())
+    request = _search_request(identity, "green tea", "--memories", str(notes.root))
+    assert _client.parse_reply(_client._exchange(path, request))[0] == "ok"  # model and connection warm
+    stalled = []
+    for _ in range(5):  # connect, send half a line, never finish
+        connection = socket.socket(socket.AF_UNIX)
+        connection.connect(path)
+        connection.sendall(request[:20])
+        stalled.append(connection)
+    try:
+        started = time.perf_counter()
+        reply = _client.parse_reply(_client._exchange(path, request))
+        elapsed = time.perf_counter() - started
+    finally:
+        for connection in stalled:
+            connection.close()
+    assert reply[0] == "ok" and reply[1] == 0 and b"tea.md" in b"".join(data for _, data in reply[2])
+    assert elapsed < 1.0  # a helper reading one client at a time would wait out the 2 s request deadline
+
+
+def test_the_reply_keeps_the_order_of_stdout_and_stderr_writes():
+    """What a terminal or `2>&1` shows is the same through the helper: writes are replayed in order."""
+    from memory_search import daemon
+
+    _client = daemon.client()
+    output = daemon._Output()
+    for stream, data in [("e", b"warning\n"), ("o", "結果 1\n".encode()), ("o", b"2\n"), ("e", b"done\n")]:
+        output.add(stream, data)
+    reply = daemon._header("ok", 0, output.totals["o"], output.totals["e"]) + output.wire()
+    assert _client.parse_reply(reply) == ("ok", 0, [(2, b"warning\n"), (1, "結果 1\n2\n".encode()), (2, b"done\n")])
+    assert _client.parse_reply(reply[:-1]) is None  # cut short
+    assert _client.parse_reply(reply.replace(b" ok 0 ", b" ok 0 9")) is None  # totals that do not add up

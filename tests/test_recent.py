@@ -98,3 +98,26 @@ def test_bad_flags(env, diary, args, code):
 def test_missing_directory(env, tmp_path):
     result = run_script("recent", "--memories", str(tmp_path / "none"), env=env)
     assert result.returncode == 3
+
+
+def test_only_the_newest_folders_and_the_printed_files_are_read(memories, monkeypatch):
+    from memory_search import recent
+
+    for day in range(40):
+        for clock in ("080000", "120000", "180000"):
+            memories.session(_day(day), clock, f"day {day} at {clock}", "body", project="p" if day % 2 else "q")
+    listed, read = [], []
+    real_listdir, real_read = recent.os.listdir, recent.read_record
+    monkeypatch.setattr(recent.os, "listdir", lambda path: listed.append(path) or real_listdir(path))
+    monkeypatch.setattr(recent, "read_record", lambda *args: read.append(args[1]) or real_read(*args))
+
+    records = recent.list_recent(memories.root, kind="all", top=4)
+    assert [record.title for record in records] == ["day 0 at 180000", "day 0 at 120000", "day 0 at 080000",
+                                                    "day 1 at 180000"]
+    assert len(read) == 4 and len(listed) == 2  # of 40 date folders and 120 files
+
+    listed.clear()
+    read.clear()
+    records = recent.list_recent(memories.root, kind="session", top=2, project="p")
+    assert [record.title for record in records] == ["day 1 at 180000", "day 1 at 120000"]
+    assert len(read) == 5  # the three of day 0 (another project), then two

@@ -101,13 +101,34 @@ class Timing:
     median_ms: float
     p95_ms: float
     peak_rss_mb: float | None = None
+    baseline_ms: float | None = None  # `python3 -c pass`, timed interleaved with this figure
+    ratio: float | None = None  # median / baseline median
 
     @classmethod
-    def of(cls, seconds: list[float], peaks: list[int] | None = None) -> "Timing":
+    def of(cls, seconds: list[float], peaks: list[int] | None = None, baseline: list[float] | None = None) -> "Timing":
         ordered = sorted(seconds)
         p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
         peak = round(max(peaks) / 1024, 1) if peaks else None
-        return cls(round(statistics.median(ordered) * 1000, 1), round(p95 * 1000, 1), peak)
+        median = statistics.median(ordered)
+        if not baseline:
+            return cls(round(median * 1000, 1), round(p95 * 1000, 1), peak)
+        floor = statistics.median(baseline)
+        return cls(round(median * 1000, 1), round(p95 * 1000, 1), peak, round(floor * 1000, 1), round(median / floor, 2))
+
+
+def system_python() -> str:
+    """The interpreter `#!/usr/bin/env python3` finds outside the skill's venv (through pyenv-style shims)."""
+    import shutil
+
+    venv_bin = os.path.dirname(sys.executable)
+    path = os.pathsep.join(part for part in os.environ.get("PATH", "").split(os.pathsep)
+                           if os.path.abspath(part) != os.path.abspath(venv_bin))
+    found = shutil.which("python3", path=path) or "/usr/bin/python3"
+    try:  # a shim is a shell script: time the interpreter it runs, not the shim
+        return subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True,
+                              env=dict(os.environ, PATH=path), timeout=60, check=True).stdout.strip() or found
+    except (OSError, subprocess.SubprocessError):
+        return found
 
 
 @dataclass
@@ -154,14 +175,17 @@ class Runner:
 
 
 class Bench:
-    def __init__(self, runs: int, say=print):
+    def __init__(self, runs: int, say=print, python: str | None = None):
         self.runs = runs
         self.say = say
+        self.python = python or system_python()
         self.workdir = Path(tempfile.mkdtemp(prefix="memsearch-bench-"))
         self.env = {key: value for key, value in os.environ.items()
                     if not key.startswith(("MEMORIES_", "VOYAGE_", "COCOINDEX_"))}
         self.env.update({"MEMORIES_DATA_DIR": str(self.workdir / "data"), "XDG_RUNTIME_DIR": str(self.workdir / "run"),
                          "HOME": str(self.workdir / "home")})
+        # As installed: modules compiled once and cached, not compiled again by every process.
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.runner = Runner()
         (self.workdir / "run").mkdir()
         (self.workdir / "home").mkdir()
@@ -174,9 +198,20 @@ class Bench:
 
         return Settings.from_env(dict(self.env, MEMORIES_DIR=str(root)))
 
-    def script(self, name: str, *args: str, root: Path, helper: bool = False) -> list[str]:
-        return [sys.executable, str(SCRIPTS / f"{name}.py"), *args, "--memories", str(root)] + (
+    def script(self, name: str, *args: str, root: Path, helper: bool = False, python: str | None = None) -> list[str]:
+        return [python or sys.executable, str(SCRIPTS / f"{name}.py"), *args, "--memories", str(root)] + (
             [] if helper or name != "search" else ["--no-daemon"])
+
+    def timed(self, commands, env: dict | None = None) -> Timing:
+        """Fresh processes, each run right after a `python3 -c pass` (the same interpreter Claude Code finds):
+        the ratio of the medians holds even when the machine is busy. `commands(run)` gives run's command."""
+        times, peaks, baseline = [], [], []
+        for run in range(self.runs):
+            baseline.append(self.runner.run([self.python, "-c", "pass"], self.env)[0])
+            elapsed, peak = self.runner.run(commands(run), env or self.env)
+            times.append(elapsed)
+            peaks.append(peak)
+        return Timing.of(times, peaks, baseline)
 
     def indexing_throughput(self, files: int) -> dict:
         """Real model, salted texts so the cache cannot help: chunks/s next to the raw embedder's texts/s."""
@@ -250,17 +285,17 @@ class Bench:
                         times.append(time.perf_counter() - started)
                 result[f"in_process_{mode}"] = Timing.of(times).__dict__
             result["vector_exact_scan"] = self._exact_scan(conn, layout.info, vectors)
-        for helper in (False, True):
-            label = "search_helper" if helper else "search_no_helper"
-            if helper:
-                self._warm_helper(root)
-            times, peaks = [], []
-            for run in range(self.runs):
-                elapsed, peak = self.runner.run(self.script("search", QUERIES[run % len(QUERIES)], root=root,
-                                                           helper=helper), self.env)
-                times.append(elapsed)
-                peaks.append(peak)
-            result[label] = Timing.of(times, peaks).__dict__
+        query = lambda run: QUERIES[run % len(QUERIES)]  # noqa: E731
+        cold = dict(self.env, MEMORIES_NO_DAEMON="1")
+        result["search_no_helper"] = self.timed(lambda run: self.script("search", query(run), root=root), cold).__dict__
+        result["search_no_helper_system_python"] = self.timed(
+            lambda run: self.script("search", query(run), root=root, helper=True, python=self.python), cold).__dict__
+        self._warm_helper(root, "search", "warm up")
+        result["search_helper"] = self.timed(
+            lambda run: self.script("search", query(run), root=root, helper=True)).__dict__
+        result["search_helper_system_python"] = self.timed(
+            lambda run: self.script("search", query(run), root=root, helper=True, python=self.python)).__dict__
+        result["breakdown"] = self.breakdown(root)
         self._stop_helper()
         return result
 
@@ -278,15 +313,83 @@ class Bench:
                 times.append(time.perf_counter() - started)
         return Timing.of(times).__dict__
 
-    def _warm_helper(self, root: Path) -> None:
-        for _ in range(50):
-            self.runner.run(self.script("search", "warm", root=root, helper=True), self.env)
-            from . import daemon
+    def _warm_helper(self, root: Path, script: str, *args: str) -> None:
+        """Start the helper as a user's first call does, wait until it listens, then call it twice."""
+        from . import daemon
 
-            if daemon.socket_path().exists():
-                self.runner.run(self.script("search", "warm", root=root, helper=True), self.env)
-                return
-            time.sleep(0.2)
+        _client = daemon.client()
+        path = str(daemon.socket_path(self.env))
+        self.runner.run(self.script(script, *args, root=root, helper=True), self.env)
+        for _ in range(600):
+            if _client.parse_reply(_client._exchange(path, self._ping()) or b"") is not None:
+                break
+            time.sleep(0.1)
+        for _ in range(2):
+            self.runner.run(self.script(script, *args, root=root, helper=True), self.env)
+
+    @staticmethod
+    def _ping() -> bytes:
+        from . import daemon
+
+        _client = daemon.client()
+        return _client.encode({"protocol": _client.PROTOCOL, "ping": True}).encode() + b"\n"
+
+    def breakdown(self, root: Path) -> dict:
+        """Where a warm search's time goes, each part timed on its own (medians, ms).
+
+        client_start: a fresh `python3` importing scripts/_client.py and hashing the configuration, less
+        `python3 -c pass`; socket: a round trip to the helper; then the helper's work: parse (click), index
+        lookup, query embedding, each leg's SQL, the whole search, render."""
+        from collections import Counter
+
+        from . import cli, daemon
+        from .api import Memories
+        from .embedding import LocalEmbedder
+        from .filters import Filters
+        from .layouts import layout_for
+        from .render import hits_markdown
+        from .schema import find_index
+        from .tokens import tokenize
+
+        def median_ms(action, times: int = 20) -> float:
+            samples = []
+            for number in range(times):
+                started = time.perf_counter()
+                action(number)
+                samples.append(time.perf_counter() - started)
+            return round(statistics.median(samples) * 1000, 2)
+
+        probe = ("import sys, os; sys.path.insert(0, %r); import _client; "
+                 "_client.identity(os.environ, os.getcwd())" % str(SCRIPTS))
+        start = self.timed(lambda run: [self.python, "-c", probe])
+        _client = daemon.client()
+        path = str(daemon.socket_path(self.env))
+        ping = self._ping()
+        parts = {"python3 -c pass": start.baseline_ms,
+                 "client_start": round(start.median_ms - start.baseline_ms, 2),
+                 "socket": median_ms(lambda _: _client._exchange(path, ping))}
+        settings = self.settings(root)
+        query = lambda number: QUERIES[number % len(QUERIES)]  # noqa: E731
+        parts["parse"] = median_ms(lambda number: cli.search_command.make_context(
+            "search.py", [query(number), "--memories", str(root)]))
+        with Memories(settings) as memories:
+            conn = memories.connection
+            parts["index_lookup"] = median_ms(lambda _: find_index(conn, settings.memories_root, None))
+            layout = layout_for(find_index(conn, settings.memories_root, None), settings.memories_root)
+            embedder = LocalEmbedder()
+            embedder.embed_query("warm up")
+            parts["query_embedding"] = median_ms(lambda number: embedder.embed_query(query(number)))
+            vectors = [embedder.embed_query(query(number)) for number in range(len(QUERIES))]
+            parts["sql_semantic_leg"] = median_ms(
+                lambda number: layout.semantic(conn, vectors[number % len(vectors)], Filters(), 30))
+            if layout.has_keyword_leg:
+                parts["sql_keyword_leg"] = median_ms(
+                    lambda number: layout.keyword(conn, Counter(tokenize(query(number))), Filters(), 30))
+            memories.search("warm up")
+            parts["whole_search_in_process"] = median_ms(lambda number: memories.search(query(number)))
+            hits = memories.search(QUERIES[0])
+        parts["render"] = median_ms(lambda _: hits_markdown(hits, False))
+        return parts
 
     def _stop_helper(self) -> None:
         from . import daemon
@@ -296,12 +399,17 @@ class Bench:
     def recent(self, files: int) -> dict:
         root = self.workdir / "recent"
         generate(root, files, seed=5)
-        times, peaks = [], []
-        for _ in range(self.runs):
-            elapsed, peak = self.runner.run(self.script("recent", "--kind", "all", root=root), self.env)
-            times.append(elapsed)
-            peaks.append(peak)
-        return {"files": files, **Timing.of(times, peaks).__dict__}
+        result = {"files": files}
+        recent = lambda python=None: lambda run: self.script("recent", "--kind", "all", root=root,  # noqa: E731
+                                                            python=python)
+        result["no_helper"] = self.timed(recent(), dict(self.env, MEMORIES_NO_DAEMON="1")).__dict__
+        result["no_helper_system_python"] = self.timed(recent(self.python),
+                                                       dict(self.env, MEMORIES_NO_DAEMON="1")).__dict__
+        self._warm_helper(root, "recent", "--kind", "all")
+        result["helper"] = self.timed(recent()).__dict__
+        result["helper_system_python"] = self.timed(recent(self.python)).__dict__
+        self._stop_helper()
+        return result
 
     def freshness(self, files: int) -> dict:
         """A no-op index run over `files` files, then a one-file edit (real model for that file)."""

@@ -29,8 +29,10 @@ def _command(examples: str, environment: str = ENVIRONMENT_HELP, exit_codes: str
     return click.command(epilog=epilog, context_settings={"help_option_names": ["-h", "--help"]})
 
 
-def run(command: click.Command, prog: str, args=None) -> None:
-    """Run a click command with one-line errors on stderr and the documented exit codes."""
+def run(command: click.Command, prog: str, args=None, start_helper: bool = False) -> None:
+    """Run a click command with one-line errors on stderr and the documented exit codes.
+
+    start_helper: no warm helper answered this call (scripts/_client.py); start one for the next."""
     try:
         code = command.main(args=args, prog_name=prog, standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -48,6 +50,11 @@ def run(command: click.Command, prog: str, args=None) -> None:
         if os.environ.get("MEMORIES_DEBUG", "0") not in ("", "0"):
             raise
         _fail(prog, _describe_unexpected(error), EXIT_FAILURE)
+    finally:
+        if start_helper:  # after the output: the helper's start-up must not slow this call
+            from . import daemon
+
+            daemon.start_in_background(warm=prog == "search.py")
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -83,6 +90,13 @@ def _settings(memories, table=None, daemon=None) -> Settings:
     require_text(memories, "--memories")
     settings = Settings.from_env().with_overrides(memories_dir=memories, table=table)
     return settings if daemon is None else settings.with_overrides(daemon=daemon)
+
+
+def open_memories(settings: Settings, warn=None):
+    """The library object a command works with; the warm helper puts one over its shared resources here."""
+    from .api import Memories
+
+    return Memories(settings, warn=warn)
 
 
 def _date(value: str | None, flag: str) -> dt.date | None:
@@ -168,21 +182,7 @@ def _warn(message: str) -> None:
 
 
 def _search(settings: Settings, request):
-    """Through the warm helper when it runs; else in-process, starting the helper for next time."""
-    if settings.daemon:
-        from . import daemon
-
-        try:
-            hits, warnings = daemon.ask(settings, request)
-        except daemon.Unavailable:
-            daemon.start_in_background()
-        else:
-            for message in warnings:
-                _warn(message)
-            return hits
-    from .api import Memories
-
-    with Memories(settings, warn=_warn) as memories:
+    with open_memories(settings, warn=_warn) as memories:
         return memories.run(request)
 
 
@@ -207,10 +207,9 @@ def recent_command(kind, top, project, days, output, memories):
     """List the newest records under raw/<kind>/YYYY-MM-DD/HHMMSS_*.md, newest first.
 
     Reads the files only: no database and no model."""
-    from .api import Memories
     from .render import records_json, records_markdown, records_paths
 
-    records = Memories(_settings(memories)).recent(kind=kind, top=top, project=project, days=days)
+    records = open_memories(_settings(memories)).recent(kind=kind, top=top, project=project, days=days)
     if output == "json":
         click.echo(records_json(records))
     elif output == "paths":
@@ -304,10 +303,9 @@ def index_command(rebuild, include, exclude, reset_selection, dry_run, as_json, 
 @memories_option
 def stats_command(as_json, memories):
     """Show what the index holds and how far it is behind the memories directory."""
-    from .api import Memories
     from .render import as_json as to_json, status_text
 
-    with Memories(_settings(memories)) as library:
+    with open_memories(_settings(memories)) as library:
         status = library.status()
     click.echo(to_json(status) if as_json else status_text(status))
 
@@ -400,12 +398,16 @@ BENCH_EXAMPLES = """\
 @click.option("--index-files", type=click.IntRange(min=1), default=120, show_default=True,
               help="files embedded by the real model for indexing throughput")
 @click.option("--skip", default="", help="parts to leave out: indexing, sizes, recent, freshness")
+@click.option("--python", "python", metavar="PATH",
+              help="the interpreter `#!/usr/bin/env python3` runs (default: python3 on PATH outside the venv)")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, as_json):
+def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, python, as_json):
     """Measure speed on synthetic Japanese and English memories of every kind.
 
-    Prints end-to-end wall time of search.py (with and without the warm helper) and recent.py as
-    fresh processes (median and p95), in-process query latency per mode, peak memory of a search
+    Prints end-to-end wall time of search.py and recent.py as fresh processes (median and p95), with
+    and without the warm helper, run by the venv's python and by the system python3 as Claude Code
+    runs them, each also as a ratio to `python3 -c pass` timed interleaved in the same run; where a
+    warm search's time goes; in-process query latency per mode, peak memory of a search
     process, indexing throughput next to the raw embedder's, and no-op / one-edit index runs.
     Sizes the local model cannot embed in reasonable time are loaded with vectors derived from a
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
@@ -419,7 +421,7 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, as_
         chunk_sizes = [int(size) for size in sizes.split(",") if size.strip()]
     except ValueError:
         raise UsageError(f"--sizes {sizes!r}: give chunk counts like 20000,200000") from None
-    bench = Bench(runs, say=lambda message: click.echo(message, err=True))
+    bench = Bench(runs, say=lambda message: click.echo(message, err=True), python=python)
     report = Report()
     try:
         if "indexing" not in skipped:

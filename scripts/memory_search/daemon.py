@@ -1,273 +1,651 @@
-"""The warm helper: a per-user process that keeps the model and the database connection loaded.
+"""The warm helper: one process per configuration that runs the read-only scripts warm.
 
-search.py sends it one JSON line over a Unix socket in a 0700 folder and reads one JSON line
-back. The first call starts it and searches in-process meanwhile; a helper that is absent,
-broken, of another code version or disabled is bypassed, with the same results."""
+scripts/_client.py (standard library only) sends it a script's argv, working directory and per-call
+environment; the helper runs the script's own click command in-process and sends back the exact bytes
+of stdout and stderr and the exit code (the wire format is described in _client.py). It keeps the
+embedding model and a small pool of read-only database connections between calls.
+
+One helper serves one configuration (database, provider, model, key, data dir, code version): its
+socket is named by a hash of that configuration, and a request carrying another hash is refused.
+Secrets reach it only through its own environment, inherited from the run that started it. Requests
+are handled concurrently, each on its own thread with a deadline for reading the request, so a client
+that stalls delays nobody. Idle helpers exit; at most MAX_HELPERS run at once per user."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import MutableMapping
 from pathlib import Path
 
 IDLE_SECONDS = 15 * 60
-CONNECT_TIMEOUT = 0.5
-REPLY_TIMEOUT = 120.0
+MAX_HELPERS = 3  # per user: starting another stops the least recently used
+MAX_RUNNING = 4  # requests run at once, and so database connections held
+MAX_OPEN = 64  # connections accepted and not yet answered
+REQUEST_DEADLINE = 2.0  # seconds a client has to send its whole request
+SEND_DEADLINE = 10.0
+MAX_REQUEST_BYTES = 1 << 20
 PACKAGE = Path(__file__).resolve().parent
+SCRIPTS = {"search": ("search_command", "search.py"), "recent": ("recent_command", "recent.py"),
+           "stats": ("stats_command", "stats.py")}
+
+
+def client():
+    """scripts/_client.py, the one definition of the folder, the identity and the wire format."""
+    module = sys.modules.get("_client")
+    if module is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_client", PACKAGE.parent / "_client.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["_client"] = module
+    return module
 
 
 def runtime_dir() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if not base:
-        import tempfile  # only without XDG_RUNTIME_DIR: keep the warm path's imports small
-
-        base = tempfile.gettempdir()
-    return Path(base) / f"memory-search-{os.getuid()}"
+    return Path(client().folder_path(os.environ))
 
 
-def socket_path() -> Path:
-    return runtime_dir() / "helper.sock"
+def socket_path(environ=None, cwd: str | None = None) -> Path:
+    """This configuration's socket: named by the hash of the configuration."""
+    environ = os.environ if environ is None else environ
+    identity = client().identity(environ, cwd or os.getcwd())
+    return Path(client().folder_path(environ)) / client().socket_name(identity)
 
 
-def code_version() -> str:
-    """Changes whenever a module of the package changes, so an old helper is never used."""
-    digest = hashlib.sha1()
-    for path in sorted(PACKAGE.glob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
-    return digest.hexdigest()[:16]
+# --- starting and stopping ----------------------------------------------------------------------
 
-
-# --- client ---------------------------------------------------------------------------------------
-
-class Unavailable(Exception):
-    """The helper cannot answer; search in-process instead."""
-
-
-def ask(settings, request) -> tuple[list, list[str]]:
-    """(hits, warnings) from the helper. Raises Unavailable, or the error the search raised."""
-    from . import errors
-
-    message = {"version": code_version(), "settings": _settings_dict(settings), "request": _request_dict(request)}
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(CONNECT_TIMEOUT)
-            connection.connect(str(socket_path()))
-            connection.settimeout(REPLY_TIMEOUT)
-            connection.sendall(json.dumps(message).encode() + b"\n")
-            reply = _read_line(connection)
-    except OSError as error:
-        raise Unavailable(str(error)) from None
-    try:
-        answer = json.loads(reply)
-    except ValueError:
-        raise Unavailable("unreadable reply") from None
-    if answer.get("stale"):
-        raise Unavailable("another code version")
-    if "error" in answer:
-        kind = getattr(errors, answer.get("type", ""), None)
-        if isinstance(kind, type) and issubclass(kind, errors.MemorySearchError):
-            raise kind(answer["error"])
-        raise Unavailable(answer["error"])
-    try:
-        return [hit_from_wire(hit) for hit in answer["hits"]], answer.get("warnings", [])
-    except (KeyError, TypeError, ValueError):
-        raise Unavailable("unexpected reply") from None
-
-
-def start_in_background() -> None:
-    """Start a helper detached from this process; it gives up at once if another one runs."""
+def start_in_background(warm: bool = True) -> None:
+    """Start a helper for this configuration, detached; it gives up at once if one already runs."""
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE.parent), environment.get("PYTHONPATH")]))
     try:
-        subprocess.Popen([sys.executable, "-m", "memory_search.daemon"], env=environment, cwd="/",
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+        subprocess.Popen([sys.executable, "-m", "memory_search.daemon", *(["--warm"] if warm else [])],
+                         env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         pass
 
 
 def stop() -> bool:
+    """Stop every helper of this user (db.py stop: their connections would break anyway)."""
+    folder = client().private_folder(os.environ)
+    if not folder:
+        return False
+    stopped = False
+    for path in Path(folder).glob("*.sock"):
+        stopped = _send_stop(path) or stopped
+    return stopped
+
+
+def _send_stop(path: Path) -> bool:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(CONNECT_TIMEOUT)
-            connection.connect(str(socket_path()))
-            connection.sendall(b'{"stop": true}\n')
-            _read_line(connection)
-        return True
+            connection.settimeout(client().CONNECT_TIMEOUT)
+            connection.connect(str(path))
+            connection.settimeout(SEND_DEADLINE)
+            connection.sendall(client().encode({"protocol": client().PROTOCOL, "stop": True}).encode() + b"\n")
+            reply = connection.recv(256)
+        return reply.startswith(client().REPLY_MAGIC + b" stopped")
     except OSError:
         return False
 
 
-def _read_line(connection) -> bytes:
-    chunks = []
-    while True:
-        chunk = connection.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    return b"".join(chunks)
+def _evict_beyond_cap(folder: Path, own: Path) -> None:
+    """Stop the least recently used helpers so that at most MAX_HELPERS run (a socket's mtime is its last use)."""
+    others = []
+    for path in folder.glob("*.sock"):
+        if path != own:
+            try:
+                others.append((path.stat().st_mtime, path))
+            except OSError:
+                pass
+    others.sort()
+    for _, path in others[:max(0, len(others) - (MAX_HELPERS - 1))]:
+        if not _send_stop(path):
+            path.unlink(missing_ok=True)  # nobody listening: a left-over
 
 
-def _settings_dict(settings) -> dict:
-    """Settings as JSON, paths made absolute: the helper runs in another working directory."""
-    data = dataclasses.asdict(settings)
-    for key in ("memories_dir", "data_dir"):
-        data[key] = os.path.abspath(data[key])
-    return data
+# --- per-request standard streams and environment -----------------------------------------------
+
+class _Streams:
+    """The current request's output, per thread."""
+
+    local = threading.local()
 
 
-def _request_dict(request) -> dict:
-    data = dataclasses.asdict(request)
-    filters = data["filters"]
-    for key in ("since", "until"):
-        filters[key] = filters[key].isoformat() if filters[key] else None
-    filters["where"] = [[condition["field"], condition["operator"], condition["value"]]
-                        for condition in filters["where"]]
-    return data
+class _Output:
+    """A request's output as (stream, bytes) segments in the order written."""
+
+    def __init__(self):
+        self.segments: list[list] = []
+        self.totals = {"o": 0, "e": 0}
+
+    def add(self, stream: str, data: bytes) -> None:
+        if not data:
+            return
+        if self.segments and self.segments[-1][0] == stream:
+            self.segments[-1][1] += data
+        else:
+            self.segments.append([stream, bytearray(data)])
+        self.totals[stream] += len(data)
+
+    def wire(self) -> bytes:
+        return b"".join(stream.encode() + str(len(data)).encode() + b"\n" + bytes(data)
+                        for stream, data in self.segments)
 
 
-_HIT_FIELDS = ("score", "snippet", "start_line", "end_line", "chunk_text", "chunk_index", "legs", "stale")
-_RECORD_FIELDS = ("path", "relpath", "kind", "title", "status", "tags", "project", "date", "time", "frontmatter")
+class _StreamBuffer:
+    """`.buffer` of a request's stream, for bytes written directly."""
+
+    def __init__(self, output: _Output, stream: str):
+        self.output, self.stream = output, stream
+
+    def write(self, data) -> int:
+        self.output.add(self.stream, bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
 
 
-def hit_to_wire(hit) -> dict:
-    """A hit as plain JSON values, field by field."""
-    record = {key: getattr(hit.record, key) for key in _RECORD_FIELDS}
-    record["tags"] = list(record["tags"])
-    record["date"] = record["date"].isoformat() if record["date"] else None
-    return {"record": record, **{key: getattr(hit, key) for key in _HIT_FIELDS}}
+class _RequestStream:
+    """sys.stdout / sys.stderr in the helper: writes of a request's thread go to that request's buffer."""
+
+    def __init__(self, label: str, fallback):
+        self.label = label
+        self.segment = {"stdout": "o", "stderr": "e"}[label]  # as segments are marked on the wire
+        self.fallback = fallback
+        self.encoding = "utf-8"
+
+    def _target(self):
+        return getattr(_Streams.local, self.label, None)
+
+    @property
+    def errors(self) -> str:
+        target = self._target()
+        return target[1] if target else getattr(self.fallback, "errors", "strict")
+
+    def write(self, text: str) -> int:
+        target = self._target()
+        if target is None:
+            return self.fallback.write(text) if self.fallback else len(text)
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        target[0].add(self.segment, text.encode(self.encoding, target[1]))
+        return len(text)
+
+    @property
+    def buffer(self):
+        target = self._target()
+        return _StreamBuffer(target[0], self.segment) if target else getattr(self.fallback, "buffer", None)
+
+    def flush(self) -> None:
+        if self._target() is None and self.fallback:
+            self.fallback.flush()
+
+    def isatty(self) -> bool:
+        target = self._target()
+        return target[2] if target else False
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("a request's stream has no file descriptor")
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass  # closing a request's stream must not close the helper's
+
+    @property
+    def closed(self) -> bool:
+        return False
 
 
-def hit_from_wire(data: dict):
-    import datetime as dt
+class _RequestEnviron(MutableMapping):
+    """os.environ in the helper: the helper's own environment with a request's per-call values on top."""
 
-    from .records import Record
-    from .retrieval import Hit
+    def __init__(self, base):
+        self.base = base
+        self.local = threading.local()
 
-    record = dict(data["record"])
-    record["tags"] = tuple(record["tags"])
-    record["date"] = dt.date.fromisoformat(record["date"]) if record["date"] else None
-    return Hit(record=Record(**{key: record[key] for key in _RECORD_FIELDS}),
-               **{key: data[key] for key in _HIT_FIELDS})
+    def _current(self):
+        return getattr(self.local, "mapping", None)
+
+    def __getitem__(self, key):
+        return (self._current() or self.base)[key]
+
+    def __iter__(self):
+        return iter(list(self._current() or self.base))
+
+    def __len__(self):
+        return len(self._current() or self.base)
+
+    def __setitem__(self, key, value):
+        current = self._current()
+        if current is not None:
+            current[key] = value
+        if current is None or key not in client().PER_CALL:
+            self.base[key] = value  # e.g. OMP_NUM_THREADS set while loading the model: process-wide
+
+    def __delitem__(self, key):
+        current = self._current()
+        if current is not None:
+            del current[key]
+        elif key in self.base:
+            del self.base[key]
+
+    def copy(self) -> dict:
+        return dict(self._current() or self.base)
+
+    def for_request(self, values: dict) -> dict:
+        mapping = {key: value for key, value in self.base.items() if key not in client().PER_CALL}
+        mapping.update(values)
+        return mapping
 
 
-# --- server ---------------------------------------------------------------------------------------
+class _WorkingDirectory:
+    """Requests from one working directory run together; one from another waits for them to finish."""
 
-def serve(idle_seconds: float = IDLE_SECONDS) -> None:
-    import fcntl
+    def __init__(self):
+        self.condition = threading.Condition()
+        self.current = None
+        self.active = 0
 
-    folder = runtime_dir()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(folder, 0o700)
-    lock = open(folder / "helper.lock", "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return  # another helper runs
-    path = socket_path()
-    path.unlink(missing_ok=True)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    os.umask(0o077)
-    server.bind(str(path))
-    server.listen(16)
-    server.settimeout(idle_seconds)
-    version = code_version()
-    state = _State()
-    try:
-        while True:
+    def enter(self, path: str) -> None:
+        with self.condition:
+            while self.active and self.current != path:
+                self.condition.wait()
+            if self.current != path:
+                os.chdir(path)
+                self.current = path
+            self.active += 1
+
+    def leave(self) -> None:
+        with self.condition:
+            self.active -= 1
+            self.condition.notify_all()
+
+
+# --- shared resources ---------------------------------------------------------------------------
+
+class _Serialized:
+    """An embedder used by one request at a time (the local model is not thread-safe)."""
+
+    def __init__(self, embedder):
+        self.embedder = embedder
+        self.spec = embedder.spec
+        self.lock = threading.Lock()
+
+    def embed_query(self, text):
+        with self.lock:
+            return self.embedder.embed_query(text)
+
+    def embed_documents(self, texts):
+        with self.lock:
+            return self.embedder.embed_documents(texts)
+
+
+class _Embedders(dict):
+    def __setitem__(self, key, embedder):
+        super().__setitem__(key, embedder if isinstance(embedder, _Serialized) else _Serialized(embedder))
+
+
+class Resources:
+    """What every request of this configuration shares: embedders and at most MAX_RUNNING connections.
+
+    Connections do not depend on the memories directory, so their number stays bounded however many
+    directories are searched."""
+
+    def __init__(self, size: int = MAX_RUNNING):
+        self.size = size
+        self.idle: list = []
+        self.lock = threading.Lock()
+        self.embedders = _Embedders()
+        self.opened = 0  # connections opened in all, for tests and the bench
+
+    def open(self, settings, warn=None):
+        """What cli.open_memories returns in the helper."""
+        return _PooledMemories(self, settings, warn)
+
+    def take(self, settings):
+        with self.lock:
+            while self.idle:
+                connection = self.idle.pop()
+                if not connection.closed and not connection.broken:
+                    return connection
+        from .database import connect
+
+        connection = connect(settings, read_only=True)
+        self.opened += 1
+        return connection
+
+    def give(self, connection) -> None:
+        from psycopg.pq import TransactionStatus
+
+        if connection.closed or connection.broken:
+            return
+        try:
+            if connection.info.transaction_status != TransactionStatus.IDLE:
+                connection.rollback()
+        except Exception:
+            connection.close()
+            return
+        with self.lock:
+            if len(self.idle) < self.size:
+                self.idle.append(connection)
+                return
+        connection.close()
+
+    def warm_up(self) -> None:
+        """Load the model and open a connection for the directory the helper was started for."""
+        from .config import Settings
+
+        try:
+            with self.open(Settings.from_env()) as memories:
+                memories.search("warm up", top=1)
+        except Exception:
+            pass  # a wrong directory or an absent index: the first real request will say so
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for connection in idle:
+            connection.close()
+
+
+def _pooled_memories_class():
+    from .api import Memories
+    from .memories import require_directory
+
+    class PooledMemories(Memories):
+        """Memories over the helper's shared connections and embedders."""
+
+        def __init__(self, resources: Resources, settings, warn=None):
+            super().__init__(settings, warn=warn)
+            self._resources = resources
+            self._embedders = resources.embedders
+
+        @property
+        def connection(self):
+            require_directory(self.root)
+            if self._connection is not None and (self._connection.closed or self._connection.broken):
+                self._connection = None
+            if self._connection is None:
+                self._connection = self._resources.take(self.settings)
+            return self._connection
+
+        def close(self) -> None:
+            if self._connection is not None:
+                self._resources.give(self._connection)
+                self._connection = None
+
+    return PooledMemories
+
+
+def _PooledMemories(resources, settings, warn=None):
+    global _POOLED
+    if _POOLED is None:
+        _POOLED = _pooled_memories_class()
+    return _POOLED(resources, settings, warn)
+
+
+_POOLED = None
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+class Helper:
+    def __init__(self, identity: str, path: Path, idle_seconds: float):
+        self.identity = identity
+        self.path = path
+        self.idle_seconds = idle_seconds
+        self.code = client().code_version()
+        self.resources = Resources()
+        self.running = threading.BoundedSemaphore(MAX_RUNNING)
+        self.open_slots = threading.BoundedSemaphore(MAX_OPEN)
+        self.directory = _WorkingDirectory()
+        self.busy = 0
+        self.busy_lock = threading.Lock()
+        self.last_used = time.monotonic()
+        self.stopping = threading.Event()
+        self.environ = None
+        self.inode = path.stat().st_ino
+
+    def install(self) -> None:
+        """Per-request stdout, stderr and environment for the commands run on request threads."""
+        from . import cli
+
+        self.environ = _RequestEnviron(os.environ)
+        os.environ = self.environ
+        sys.stdout = _RequestStream("stdout", sys.stdout)
+        sys.stderr = _RequestStream("stderr", sys.stderr)
+        cli.open_memories = self.resources.open
+
+    def serve(self, server: socket.socket) -> None:
+        server.settimeout(1.0)
+        while not self.stopping.is_set():
             try:
                 connection, _ = server.accept()
             except socket.timeout:
-                return
-            with connection:
-                connection.settimeout(REPLY_TIMEOUT)
-                try:
-                    message = json.loads(_read_line(connection) or b"null")
-                except (OSError, ValueError):
-                    continue
-                if not isinstance(message, dict):
-                    continue
-                if message.get("stop"):
-                    connection.sendall(b'{"stopped": true}\n')
+                if self._should_exit():
                     return
-                if message.get("version") != version:
-                    connection.sendall(b'{"stale": true}\n')
-                    return  # the caller starts a helper of its own version
-                reply = state.answer(message)
-                try:
-                    connection.sendall(json.dumps(reply, ensure_ascii=False, default=str).encode() + b"\n")
-                except OSError:
-                    pass
+                continue
+            except OSError:
+                return
+            if not self.open_slots.acquire(blocking=False):
+                connection.close()  # too many at once: those clients run in-process
+                continue
+            with self.busy_lock:
+                self.busy += 1
+                self.last_used = time.monotonic()
+            threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
+
+    def drain(self, timeout: float = SEND_DEADLINE) -> None:
+        """Let the requests under way finish before their connections close."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.busy_lock:
+                if not self.busy:
+                    return
+            time.sleep(0.05)
+
+    def _should_exit(self) -> bool:
+        with self.busy_lock:
+            idle = not self.busy and time.monotonic() - self.last_used > self.idle_seconds
+        if idle or client().code_version() != self.code:
+            return True  # idle, or the code changed: a new helper serves the new code
+        try:  # the socket was removed or replaced: nobody can reach this helper any more
+            return self.path.stat().st_ino != self.inode
+        except OSError:
+            return True
+
+    def _handle(self, connection: socket.socket) -> None:
+        try:
+            with connection:
+                message = _read_request(connection)
+                reply = self._reply(message) if message is not None else _header("refused", 0, 0)
+                connection.settimeout(SEND_DEADLINE)
+                connection.sendall(reply)
+        except OSError:
+            pass
+        finally:
+            with self.busy_lock:
+                self.busy -= 1
+                self.last_used = time.monotonic()
+            self.open_slots.release()
+
+    def _reply(self, message: dict) -> bytes:
+        protocol = client().PROTOCOL
+        if not isinstance(message, dict) or message.get("protocol") != protocol:
+            return _header("refused", 0, 0)
+        if message.get("ping"):
+            return _header("pong", 0, 0)
+        if message.get("stop"):
+            self.stopping.set()
+            return _header("stopped", 0, 0)
+        request = _valid_request(message)
+        if request is None or message.get("identity") != self.identity:
+            return _header("refused", 0, 0)  # another configuration, or not a request we know
+        try:
+            os.utime(self.path)  # the last use, for eviction
+        except OSError:
+            pass
+        with self.running:
+            code, output = self.run(request)
+        if code is None:
+            return _header("refused", 0, 0)
+        return _header("ok", code, output.totals["o"], output.totals["e"]) + output.wire()
+
+    def run(self, request: dict):
+        """(exit code, _Output) of the script's command, or (None, None) on trouble."""
+        from . import cli
+
+        name, prog = SCRIPTS[request["script"]]
+        output = _Output()
+        _Streams.local.stdout = (output, request["stdout"]["errors"], request["stdout"]["tty"])
+        _Streams.local.stderr = (output, request["stderr"]["errors"], request["stderr"]["tty"])
+        self.environ.local.mapping = self.environ.for_request(request["env"])
+        try:
+            self.directory.enter(request["cwd"])
+        except OSError:
+            self.environ.local.mapping = _Streams.local.stdout = _Streams.local.stderr = None
+            return None, None
+        try:
+            cli.run(getattr(cli, name), prog, args=request["argv"])
+            code = 0
+        except SystemExit as done:
+            code = _exit_code(done.code, output)
+        except BaseException:  # noqa: BLE001 - a helper's own failure: the caller runs in-process
+            return None, None
+        finally:
+            self.directory.leave()
+            self.environ.local.mapping = None
+            _Streams.local.stdout = _Streams.local.stderr = None
+        return code, output
+
+
+def _exit_code(code, output: _Output) -> int:
+    """As the interpreter maps sys.exit's argument to a status."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    output.add("e", f"{code}\n".encode("utf-8", "backslashreplace"))
+    return 1
+
+
+def _header(status: str, code: int, out: int, err: int = 0) -> bytes:
+    return client().REPLY_MAGIC + f" {status} {code} {out} {err}\n".encode("ascii")
+
+
+def _read_request(connection: socket.socket):
+    """The request's JSON object, or None when the client is too slow, too long-winded or unreadable."""
+    deadline = time.monotonic() + REQUEST_DEADLINE
+    chunks, size = [], 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        connection.settimeout(remaining)
+        try:
+            chunk = connection.recv(1 << 16)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_REQUEST_BYTES:
+            return None
+        if chunk.endswith(b"\n"):
+            break
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+
+
+def _valid_request(message: dict):
+    """The request's fields when they have the expected shapes; None otherwise."""
+    script, argv, cwd, env = message.get("script"), message.get("argv"), message.get("cwd"), message.get("env")
+    if script not in SCRIPTS or not isinstance(argv, list) or not all(isinstance(arg, str) for arg in argv):
+        return None
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or not isinstance(env, dict):
+        return None
+    per_call = client().PER_CALL
+    if not all(key in per_call and isinstance(value, str) for key, value in env.items()):
+        return None
+    streams = {}
+    for label in ("stdout", "stderr"):
+        stream = message.get(label)
+        if not isinstance(stream, dict) or not isinstance(stream.get("tty"), bool):
+            return None
+        errors = stream.get("errors")
+        if errors not in ("strict", "surrogateescape", "backslashreplace", "replace", "ignore", "xmlcharrefreplace",
+                          "namereplace", "surrogatepass"):
+            return None
+        streams[label] = {"tty": stream["tty"], "errors": errors}
+    return {"script": script, "argv": argv, "cwd": cwd, "env": env, **streams}
+
+
+def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
+    import fcntl
+
+    environ = os.environ
+    base = client().runtime_base(environ)
+    folder = Path(client().folder_path(environ))
+    if not os.path.isdir(base):
+        return
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    if not client().private_folder(environ):
+        return  # not the user's own 0700 folder: never listen there
+    identity = client().identity(environ, os.getcwd())
+    path = folder / client().socket_name(identity)
+    if len(str(path).encode()) > client().MAX_SOCKET_PATH:
+        return  # beyond what a Unix socket address can hold
+    os.umask(0o077)
+    lock = open(folder / (path.stem + ".lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # this configuration's helper already runs
+    path.unlink(missing_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(MAX_OPEN)
+    helper = Helper(identity, path, idle_seconds)
+    helper.install()
+    _evict_beyond_cap(folder, path)
+    if warm:
+        threading.Thread(target=helper.resources.warm_up, daemon=True).start()
+    try:
+        helper.serve(server)
     finally:
         server.close()
-        if path.exists():
-            path.unlink(missing_ok=True)
-        state.close()
-
-
-class _State:
-    """A library object (connection and embedders) kept warm per distinct setting."""
-
-    def __init__(self):
-        self.libraries: dict[str, object] = {}
-
-    def answer(self, message: dict) -> dict:
-        from .errors import MemorySearchError
-
-        warnings: list[str] = []
+        helper.drain()
         try:
-            hits = self._search(message["settings"], message["request"], warnings.append)
-        except MemorySearchError as error:
-            return {"error": str(error), "type": type(error).__name__}
-        except Exception as error:  # a broken helper must not break the caller: it falls back
-            self._forget(message["settings"])
-            return {"error": f"{type(error).__name__}: {error}", "type": "Unavailable"}
-        return {"hits": [hit_to_wire(hit) for hit in hits], "warnings": warnings}
-
-    def _search(self, settings_data: dict, request_data: dict, warn) -> list:
-        import datetime as dt
-
-        from .api import Memories
-        from .config import Settings
-        from .filters import Condition, Filters
-        from .retrieval import SearchRequest
-
-        settings_data = dict(settings_data)
-        for key in ("memories_dir", "data_dir"):
-            settings_data[key] = Path(settings_data[key])
-        settings = Settings(**settings_data)
-        filters_data = dict(request_data["filters"])
-        for key in ("since", "until"):
-            filters_data[key] = dt.date.fromisoformat(filters_data[key]) if filters_data[key] else None
-        filters_data["tags"] = tuple(filters_data["tags"])
-        filters_data["where"] = tuple(Condition(field, operator, tuple(value) if isinstance(value, list) else value)
-                                      for field, operator, value in filters_data["where"])
-        request = SearchRequest(**{**request_data, "filters": Filters(**filters_data)})
-        key = json.dumps(settings_data, sort_keys=True, default=str)
-        memories = self.libraries.get(key)
-        if memories is None:
-            memories = self.libraries[key] = Memories(settings)
-        memories.warn = warn
-        return memories.run(request)
-
-    def _forget(self, settings_data: dict) -> None:
-        key = json.dumps(settings_data, sort_keys=True, default=str)
-        memories = self.libraries.pop(key, None)
-        if memories is not None:
-            memories.close()
-
-    def close(self) -> None:
-        for memories in self.libraries.values():
-            memories.close()
+            if path.stat().st_ino == helper.inode:
+                path.unlink()
+                os.unlink(lock.name)
+        except OSError:
+            pass
+        helper.resources.close()
+        lock.close()
 
 
 if __name__ == "__main__":
-    serve(float(os.environ.get("MEMORIES_HELPER_IDLE", IDLE_SECONDS)))
+    serve(float(os.environ.get("MEMORIES_HELPER_IDLE", IDLE_SECONDS)), warm="--warm" in sys.argv[1:])

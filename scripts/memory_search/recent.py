@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 from .errors import UsageError
@@ -25,44 +28,51 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
             oldest = ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
         except OverflowError:  # further back than dates go: no limit
             oldest = None
-    real_root = os.path.realpath(memories_root)
-    entries: list[tuple[str, str, str, str]] = []  # (date, HHMMSS, relpath, path)
+    # Newest date first, and within a date newest file first: only the folders and files up to
+    # the last record printed are listed, checked and read, however large the directory.
+    folders: list[tuple[str, str, str]] = []  # (date, kind, folder path)
     for record_kind in (RAW_KINDS if kind == "all" else (kind,)):
-        base = memories_root / "raw" / record_kind
         try:
-            folders = [entry for entry in os.scandir(base) if entry.is_dir() and DATE_FOLDER.match(entry.name)]
+            with os.scandir(memories_root / "raw" / record_kind) as scan:
+                folders += [(entry.name, record_kind, entry.path) for entry in scan
+                            if DATE_FOLDER.match(entry.name) and not (oldest and entry.name < oldest)
+                            and entry.is_dir()]
         except OSError:
             continue
-        for folder in folders:
-            if oldest and folder.name < oldest:
-                continue
+    folders.sort(reverse=True)
+    real_root = None
+    records: list[Record] = []
+    for date, same_date in groupby(folders, key=itemgetter(0)):
+        entries: list[tuple[str, str, str, str]] = []  # (HHMMSS, kind, name, folder path)
+        for _, record_kind, folder in same_date:
             try:
-                files = list(os.scandir(folder.path))
+                names = os.listdir(folder)
             except OSError:
                 continue
-            for entry in files:
-                match = TIMED_NAME.match(entry.name)
-                relpath = f"raw/{record_kind}/{folder.name}/{entry.name}"
-                if match and not name_problem(relpath) and _regular_inside(entry, real_root):
-                    entries.append((folder.name, match.group(1), relpath, os.path.abspath(entry.path)))
-    entries.sort(reverse=True)
-    records: list[Record] = []
-    for _, _, relpath, path in entries:
-        record = read_record(path, relpath)
-        if project is not None and (record.project or "") != project:
-            continue
-        records.append(record)
-        if len(records) >= top:
-            break
+            entries += [(name[:6], record_kind, name, folder) for name in names if TIMED_NAME.match(name)]
+        entries.sort(reverse=True)
+        for _, record_kind, name, folder in entries:
+            relpath = f"raw/{record_kind}/{date}/{name}"
+            path = os.path.abspath(os.path.join(folder, name))
+            real_root = real_root or os.path.realpath(memories_root)
+            if name_problem(relpath) or not _regular_inside(path, real_root):
+                continue
+            record = read_record(path, relpath)
+            if project is not None and (record.project or "") != project:
+                continue
+            records.append(record)
+            if len(records) >= top:
+                return records
     return records
 
 
-def _regular_inside(entry: os.DirEntry, real_root: str) -> bool:
+def _regular_inside(path: str, real_root: str) -> bool:
     """A regular file, or a link to one that stays inside the memories directory (as the index takes it)."""
     try:
-        if not entry.is_symlink():
-            return entry.is_file(follow_symlinks=False)
-        target = os.path.realpath(entry.path)
+        status = os.lstat(path)
+        if not stat.S_ISLNK(status.st_mode):
+            return stat.S_ISREG(status.st_mode)
+        target = os.path.realpath(path)
         return (target.startswith(real_root + os.sep) or target == real_root) and os.path.isfile(target)
     except OSError:
         return False

@@ -24,19 +24,31 @@ def bench_text(report) -> str:
         f = report.freshness
         lines.append(f"index.py over {f['files']} files: no-op {f['noop_index_s']} s, one-file edit "
                      f"{f['one_file_edit_s']} s")
+    rows = []
     if report.recent:
         r = report.recent
-        lines.append(f"recent.py over {r['files']} files: median {r['median_ms']} ms, p95 {r['p95_ms']} ms, "
-                     f"peak {r['peak_rss_mb']} MB")
-    if report.sizes:
-        lines.append(f"{'chunks':>8} {'hnsw':>5} {'figure':<22} {'median ms':>10} {'p95 ms':>8} {'peak MB':>8}")
-        for size in report.sizes:
-            for key in ("search_helper", "search_no_helper", "in_process_semantic", "in_process_keyword",
-                        "in_process_hybrid", "vector_exact_scan"):
-                timing = size.get(key)
-                if timing is None:
-                    continue
-                peak = f"{timing['peak_rss_mb']:.1f}" if timing.get("peak_rss_mb") else "-"
-                lines.append(f"{size['chunks']:>8} {str(size['hnsw']):>5} {key:<22} {timing['median_ms']:>10.1f} "
-                             f"{timing['p95_ms']:>8.1f} {peak:>8}")
+        for key in ("helper_system_python", "helper", "no_helper_system_python", "no_helper"):
+            if r.get(key):
+                rows.append((f"{r['files']} files", f"recent.py {key}", r[key]))
+    for size in report.sizes:
+        for key in ("search_helper_system_python", "search_helper", "search_no_helper_system_python",
+                    "search_no_helper", "in_process_semantic", "in_process_keyword", "in_process_hybrid",
+                    "vector_exact_scan"):
+            if size.get(key):
+                rows.append((f"{size['chunks']} chunks{' hnsw' if size['hnsw'] else ''}", key, size[key]))
+    if rows:
+        lines.append(f"{'data':<20} {'figure':<40} {'median ms':>10} {'p95 ms':>8} {'x -c pass':>9} {'peak MB':>8}")
+        for data, key, timing in rows:
+            peak = f"{timing['peak_rss_mb']:.1f}" if timing.get("peak_rss_mb") else "-"
+            ratio = f"{timing['ratio']:.2f}" if timing.get("ratio") else "-"
+            lines.append(f"{data:<20} {key:<40} {timing['median_ms']:>10.1f} {timing['p95_ms']:>8.1f} {ratio:>9} "
+                         f"{peak:>8}")
+        baselines = [timing["baseline_ms"] for _, _, timing in rows if timing.get("baseline_ms")]
+        if baselines:
+            lines.append(f"(x -c pass: median over median of `python3 -c pass` run interleaved with each figure; "
+                         f"those medians ranged {min(baselines):.1f}-{max(baselines):.1f} ms)")
+    for size in report.sizes:
+        if size.get("breakdown"):
+            lines.append(f"warm search at {size['chunks']} chunks, part by part (median ms): " + ", ".join(
+                f"{part} {value}" for part, value in size["breakdown"].items()))
     return "\n".join(lines)
