@@ -8,7 +8,7 @@ SAMPLE := $(CURDIR)/examples/memories
 
 $(BIN)/memory-search: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[faces,test]'
 	touch $@
 
 install: $(BIN)/memory-search
