@@ -34,11 +34,11 @@ class Memories:
         self.search("warm-up", top=1)
 
     def search(self, query: str, top: int = 10, filters: Filters | None = None, mode: str | None = None,
-               min_score: float | None = None, warn=lambda message: None) -> list:
+               min_score: float | None = None, dedupe: bool = True, warn=lambda message: None) -> list:
         from .retrieval import SearchRequest, search
 
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), min_score=min_score,
-                                rerank=bool(self.settings.voyage_api_key))
+                                dedupe=dedupe, rerank=bool(self.settings.voyage_api_key))
         with self._connection() as conn:
             if self._embedders:
                 return search(self.settings, request, warn, connection=conn, embedders=self._embedders)
