@@ -14,7 +14,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXTRAS = "faces"  # the MCP server and the HTTP API need these too
 
 
-def ensure(*modules: str) -> None:
+def ensure(*modules: str, background: bool = False) -> None:
+    """Re-run under the skill's .venv when this Python lacks `psycopg` and `modules`, building it first.
+
+    background: start the build detached and exit with one line instead of waiting for it (for the
+    MCP server, whose client gives up on a server that does not answer within seconds)."""
     venv = os.environ.get("MEMORIES_VENV") or os.path.join(ROOT, ".venv")
     if sys.prefix == venv:  # the common case, decided without importing anything
         return
@@ -24,6 +28,8 @@ def ensure(*modules: str) -> None:
         return
     python = os.path.join(venv, "bin", "python")
     if not os.path.exists(python) and not os.environ.get("MEMORIES_VENV"):
+        if background:
+            _build_in_background()
         build(venv)
     if os.path.exists(python) and os.path.realpath(sys.prefix) != os.path.realpath(venv):
         os.execv(python, [python, *sys.argv])
@@ -33,6 +39,19 @@ def ensure(*modules: str) -> None:
 def _fail(message: str) -> None:
     sys.stderr.write(f"{os.path.basename(sys.argv[0])}: error: {message}\n")
     sys.exit(1)
+
+
+def _build_in_background() -> None:
+    import subprocess
+
+    log = os.path.join(ROOT, ".venv-setup.log")
+    try:
+        subprocess.Popen([sys.executable, os.path.abspath(__file__)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
+    except OSError as error:
+        _fail(f"cannot start setting up the environment ({error.strerror}): run `make install` in {ROOT}")
+    _fail(f"setting up the Python environment in {os.path.join(ROOT, '.venv')} (first run only, about a minute "
+          f"or two; log in {log}): try again then")
 
 
 def build(venv: str) -> None:
