@@ -63,7 +63,7 @@ def test_lists_every_tool_with_a_schema_and_a_description(base_env, sample):
         return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in talk(server_env(base_env, sample), conversation)}
-    assert {"search", "recent", "read_memory", "index_status", "knowledge.search"} <= set(tools)
+    assert {"search", "similar", "recent", "read_memory", "index_status", "knowledge.search"} <= set(tools)
     for tool in tools.values():
         assert tool.input_schema["type"] == "object" and len(tool.description) > 80
     assert tools["search"].input_schema["required"] == ["query"]
@@ -80,6 +80,7 @@ def test_tools_answer_as_the_scripts_do(base_env, sample):
                                                                    "since": "2026-11-03", "mode": "keyword"})),
             "superseded": payload(await session.call_tool("search", {"query": "コミット規約",
                                                                      "include_superseded": True})),
+            "similar": payload(await session.call_tool("similar", {"path": "wiki/ops/backup.md", "top": 2})),
             "recent": payload(await session.call_tool("recent", {"kind": "session", "top": 5})),
             "status": payload(await session.call_tool("index_status", {})),
         }
@@ -91,6 +92,10 @@ def test_tools_answer_as_the_scripts_do(base_env, sample):
                                          "--mode", "keyword")
     assert [hit["title"] for hit in answers["filtered"]] == ["Release checklist"]
     assert any(hit["status"] == "superseded" for hit in answers["superseded"])
+    similar = run_script("similar", "wiki/ops/backup.md", "--top", "2", "--format", "json", env=base_env,
+                         memories=sample, check=True)
+    assert answers["similar"] == json.loads(similar.stdout)
+    assert str(sample.root / "wiki/ops/backup.md") not in [hit["path"] for hit in answers["similar"]]
     recent = run_script("recent", "--kind", "session", "--top", "5", "--format", "json", env=base_env,
                         memories=sample, check=True)
     assert answers["recent"] == json.loads(recent.stdout)
@@ -153,6 +158,15 @@ def test_bad_arguments_are_invalid_params_and_the_server_keeps_answering(base_en
         code, message = error
         assert code == INVALID_PARAMS and message and "\n" not in message and "Traceback" not in message
     assert still[0]["title"] == "Tuning the HNSW index"
+
+
+def test_similar_outside_the_directory_is_a_tool_error_with_one_line(base_env, sample):
+    async def conversation(session):
+        return await session.call_tool("similar", {"path": str(sample.root.parent / "secret.txt")})
+
+    result = talk(server_env(base_env, sample), conversation)
+    assert result.is_error and "outside the memories directory" in result.content[0].text
+    assert "\n" not in result.content[0].text
 
 
 def test_a_missing_index_is_a_tool_error_with_one_line(base_env, sample, tmp_path):

@@ -1,9 +1,9 @@
 """The library as the long-running faces (MCP server, HTTP API) use it: one index kept open.
 
-The embedding model and the database connections are loaded once per process and shared by
-every call. Each call takes a read-only connection of its own from a small pool, so calls on
-several threads run side by side; the local model is not thread-safe, so it embeds one text at
-a time."""
+memory_search.Memories holds one connection, so it serves one call at a time. Here a few of them
+(each its own read-only connection) serve calls on several threads side by side, sharing one set of
+embedders, so the model is loaded once per process; the local model is not thread-safe, so it embeds
+one text at a time."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import queue
 import threading
 from contextlib import contextmanager
 
+from .api import Memories
 from .config import Settings
 from .filters import Filters
 
 
-class Memories:
-    """One memories directory's index, kept open: search, recent, status."""
+class SharedMemories:
+    """One memories directory's index for concurrent callers: search, similar, recent, status."""
 
     def __init__(self, settings: Settings, connections: int = 4):
         self.settings = settings
@@ -30,50 +31,46 @@ class Memories:
         return self.settings.memories_root
 
     def warm(self) -> None:
-        """Connect and load the model now, so the first call costs no more than the next ones."""
+        """Connect and load the model now, so that the first call costs no more than the next ones."""
         self.search("warm-up", top=1)
 
-    def search(self, query: str, top: int = 10, filters: Filters | None = None, mode: str | None = None,
-               min_score: float | None = None, dedupe: bool = True, warn=lambda message: None) -> list:
-        from .retrieval import SearchRequest, search
+    def search(self, query: str, *, top: int = 10, filters: Filters | None = None, mode: str | None = None,
+               dedupe: bool = True, min_score: float | None = None) -> list:
+        return self._call(lambda memories: memories.search(query, top=top, filters=filters, mode=mode,
+                                                           dedupe=dedupe, min_score=min_score))
 
-        request = SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), min_score=min_score,
-                                dedupe=dedupe, rerank=bool(self.settings.voyage_api_key))
-        with self._connection() as conn:
-            if self._embedders:
-                return search(self.settings, request, warn, connection=conn, embedders=self._embedders)
-            with self._first:
-                return search(self.settings, request, warn, connection=conn, embedders=self._embedders)
+    def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
+                min_score: float | None = None) -> list:
+        return self._call(lambda memories: memories.similar(path, top=top, filters=filters, min_score=min_score))
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
                days: int | None = None) -> list:
-        from .recent import list_recent
-
-        return list_recent(self.root, kind=kind, top=top, project=project, days=days)
+        return self._call(lambda memories: memories.recent(kind=kind, top=top, project=project, days=days))
 
     def status(self) -> dict:
-        from .status import index_status
+        return self._call(lambda memories: memories.status())
 
-        return index_status(self.settings)
+    def _call(self, work):
+        with self._handle() as memories:
+            if self._embedders:
+                return work(memories)
+            with self._first:
+                return work(memories)
 
     @contextmanager
-    def _connection(self):
-        from .database import connect
-
+    def _handle(self):
         with self._slots:
             try:
-                conn = self._idle.get_nowait()
+                memories = self._idle.get_nowait()
             except queue.Empty:
-                conn = None
-            if conn is None or conn.closed or conn.broken:
-                conn = connect(self.settings, read_only=True)
+                memories = _Handle(self.settings, self._embedders)
             try:
-                yield conn
+                yield memories
             except BaseException:
-                conn.close()  # its state is unknown: never hand it to the next call
+                memories.close()  # its connection's state is unknown: reconnect on the next call
                 raise
-            else:
-                self._idle.put(conn)
+            finally:
+                self._idle.put(memories)
 
     def close(self) -> None:
         while True:
@@ -83,8 +80,16 @@ class Memories:
                 return
 
 
+class _Handle(Memories):
+    """A Memories whose embedders are the shared ones."""
+
+    def __init__(self, settings: Settings, embedders: dict):
+        super().__init__(settings)
+        self._embedders = embedders
+
+
 class _SerialEmbedders(dict):
-    """The embedder cache retrieval.search fills, each embedder made to embed one text at a time."""
+    """The embedder cache Memories fills, each embedder made to embed one text at a time."""
 
     def __setitem__(self, key, embedder):
         super().__setitem__(key, self.get(key) or _Serial(embedder))

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from .config import Settings
 from .errors import MemorySearchError, UsageError, first_line
-from .faces import Memories
+from .faces import SharedMemories
 
 DEFAULT_DB = "default"
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
@@ -44,7 +44,7 @@ class Database:
     name: str
     memories_dir: Path
     created_at: str  # when it was registered, ISO 8601 UTC
-    memories: Memories | None = None  # set when loaded
+    memories: SharedMemories | None = None  # set when loaded
 
 
 def _now() -> str:
@@ -81,7 +81,8 @@ def registered(settings: Settings, flags: tuple[str, ...] = (), config: Path | N
 def load(settings: Settings, databases: list[Database], warn) -> None:
     """Open every registered db whose directory and index exist; the others stay registered only."""
     for database in databases:
-        memories = Memories(settings.with_overrides(memories_dir=database.memories_dir), connections=CONNECTIONS)
+        memories = SharedMemories(settings.with_overrides(memories_dir=database.memories_dir),
+                                  connections=CONNECTIONS)
         try:
             memories.warm()
         except MemorySearchError as error:
@@ -110,8 +111,7 @@ def group_by_source(hits) -> list[dict]:
     """Hits (chunks, best first) grouped by file, in the order each file first appears."""
     groups: dict[str, list[dict]] = {}
     for hit in hits:
-        chunk = hit.chunk_index if getattr(hit, "chunk_index", None) is not None else hit.start_line
-        groups.setdefault(hit.path, []).append({"chunk": chunk, "content": hit.chunk_text})
+        groups.setdefault(hit.path, []).append({"chunk": hit.chunk_index, "content": hit.chunk_text})
     return [{"source": source, "matches": matches} for source, matches in groups.items()]
 
 

@@ -8,7 +8,6 @@ anything unexpected is -32603 (internal error) with one line. The server keeps a
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sys
 from contextlib import asynccontextmanager
@@ -23,8 +22,8 @@ from pydantic import ConfigDict
 
 from .config import Settings
 from .errors import MemorySearchError, UsageError, first_line
-from .faces import Memories
-from .filters import Filters, parse_where
+from .faces import SharedMemories
+from .filters import Filters, parse_where, where_conditions
 from .render import as_json, hit_dict, record_dict
 
 SERVER_NAME = "memory-search"
@@ -89,6 +88,24 @@ TOOLS: dict[str, dict] = {
                      "description": "Only date folders from today minus this many days onward (0: today)."},
         },
         "required": [],
+    },
+    "similar": {
+        "description": (
+            "Find the memories closest in meaning to a given memory (by the meaning of its whole text, not its "
+            "title): related sessions, the wiki page a session was about, earlier decisions on the same topic. "
+            "path is a path a search or recent call returned, or a path relative to the memories directory; the "
+            "memory itself is left out, one entry per file. Returns the same JSON list as the search tool. "
+            "Superseded and deprecated records are left out unless include_superseded is true."),
+        "properties": {
+            "path": {"type": "string", "minLength": 1,
+                     "description": "The memory to start from: absolute path from a result, or relative to the "
+                                    "memories directory."},
+            "top": {"type": "integer", "minimum": 1, "maximum": 100,
+                    "description": "How many files to return, best first (default 10)."},
+            **_FILTER_PROPERTIES,
+            "min_score": {"type": "number", "description": "Drop hits whose cosine similarity is below this."},
+        },
+        "required": ["path"],
     },
     "read_memory": {
         "description": (
@@ -170,7 +187,7 @@ def check_arguments(name: str, arguments: dict | None) -> dict:
 class Tools:
     """Each tool as a plain function of its arguments, over one open index."""
 
-    def __init__(self, memories: Memories):
+    def __init__(self, memories: SharedMemories):
         self.memories = memories
 
     def call(self, name: str, arguments: dict):
@@ -178,6 +195,10 @@ class Tools:
 
     def search(self, query, top=10, mode=None, min_score=None, **filters):
         hits = self.memories.search(query, top=top, filters=_filters(**filters), mode=mode, min_score=min_score)
+        return [hit_dict(hit) for hit in hits]
+
+    def similar(self, path, top=10, min_score=None, **filters):
+        hits = self.memories.similar(path, top=top, filters=_filters(**filters), min_score=min_score)
         return [hit_dict(hit) for hit in hits]
 
     def recent(self, kind="session", top=10, project=None, days=None):
@@ -205,16 +226,15 @@ class Tools:
         return selected
 
     def knowledge_search(self, query, limit=10, workspace=None, **metadata):
-        conditions = tuple((field, "$eq", value) for field, value in metadata.items() if value is not None)
+        conditions = where_conditions({field: value for field, value in metadata.items() if value is not None})
         hits = self.memories.search(query, top=limit, filters=Filters(project=workspace, where=conditions))
         return [knowledge_result(hit) for hit in hits]
 
 
 def _filters(scope="all", include_superseded=False, project=None, tags=(), since=None, until=None, where=None):
-    if isinstance(where, dict):
-        where = json.dumps(where)
+    conditions = where_conditions(where) if isinstance(where, dict) else parse_where(where)
     return Filters(scope=scope, include_superseded=include_superseded, project=project, tags=tuple(tags),
-                   since=_date(since, "since"), until=_date(until, "until"), where=parse_where(where))
+                   since=_date(since, "since"), until=_date(until, "until"), where=conditions)
 
 
 def _date(value, name):
@@ -246,12 +266,14 @@ _TIMESTAMP_KEYS = ("ended_at", "updated", "created", "date", "started_at")
 
 def knowledge_result(hit) -> dict:
     """A hit in the shape of a knowledge-base result: id, score, content, metadata, timestamp."""
-    metadata = dict(hit.frontmatter)
-    metadata.update(path=hit.path, title=hit.title, kind=hit.kind, status=hit.status,
+    record = hit.record
+    metadata = dict(record.frontmatter)
+    metadata.update(path=hit.path, title=record.title, kind=record.kind, status=record.status,
                     start_line=hit.start_line, end_line=hit.end_line)
-    if hit.frontmatter.get("project") is not None:
-        metadata["workspace"] = hit.frontmatter["project"]
-    timestamp = next((str(hit.frontmatter[key]) for key in _TIMESTAMP_KEYS if hit.frontmatter.get(key)), hit.date)
+    if record.frontmatter.get("project") is not None:
+        metadata["workspace"] = record.frontmatter["project"]
+    timestamp = next((str(record.frontmatter[key]) for key in _TIMESTAMP_KEYS if record.frontmatter.get(key)),
+                     record.date.isoformat() if record.date else None)
     return {"id": hit.path, "score": hit.score, "content": hit.chunk_text, "metadata": metadata,
             "timestamp": timestamp}
 
@@ -333,7 +355,7 @@ def _version() -> str:
 
 def serve(settings: Settings) -> None:
     """Load the model and connect once, then answer over stdin/stdout until the client hangs up."""
-    memories = Memories(settings)
+    memories = SharedMemories(settings)
     try:
         memories.warm()
     except MemorySearchError as error:  # no index yet: every call will say so
@@ -379,7 +401,8 @@ HELP = """\
 Usage: mcp_server.py
 
   Serve the memories to MCP clients (Claude Desktop, Claude Code, agent hosts)
-  over stdio. Tools: search, recent, read_memory, index_status, knowledge.search;
+  over stdio. Tools: search, similar, recent, read_memory, index_status,
+  knowledge.search;
   also the JSON-RPC method knowledge.search. Read-only. The model and the
   database connection are loaded once, when the server starts.
 
