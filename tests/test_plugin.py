@@ -49,6 +49,11 @@ def hook_command(event: str) -> str:
     return command
 
 
+def test_the_session_end_hook_is_the_recipe_of_the_hooks_reference():
+    recipe = (ROOT / "references/hooks.md").read_text()
+    assert json.dumps(hook_command("SessionEnd")) in recipe
+
+
 def test_the_session_end_hook_returns_at_once_and_indexes_in_the_background(env, memories, tmp_path):
     memories.write("wiki/hooks.md", "# Hooks\n\nThe SessionEnd hook indexes new memories.\n", title="Hooks")
     hook_env = {**env, "MEMORIES_DIR": str(memories.root), "CLAUDE_PLUGIN_ROOT": str(ROOT)}
