@@ -6,12 +6,15 @@ SAMPLE := $(CURDIR)/examples/memories
 
 .PHONY: install demo test bench eval clean
 
-$(BIN)/memory-search: pyproject.toml
+# The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
+INSTALLED := $(VENV)/.installed
+
+$(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[faces,test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[faces,test]'
 	touch $@
 
-install: $(BIN)/memory-search
+install: $(INSTALLED)
 
 # Index the sample memories (embedded PostgreSQL, local model) and search them in both languages.
 demo: install

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, MemoriesDir
+from conftest import ROOT
 
 CLAUDE = ROOT / ".tools/claude/node_modules/.bin/claude"  # installed by `make test` when npm is there
 needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=f"the claude CLI is not installed at {CLAUDE} "

@@ -15,6 +15,10 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+import click
+
+from .cli import _command, memories_option
+from .config import ENVIRONMENT_HELP
 from .errors import MemorySearchError
 
 QUERIES = ("セッション要約の保存先", "how do we tune the HNSW index", "embedding model decision", "コミット規約",
@@ -129,11 +133,6 @@ def running_http_server(env: dict):
 
 
 # --- the command ----------------------------------------------------------------------------------
-
-import click  # noqa: E402
-
-from .cli import _command, memories_option  # noqa: E402
-from .config import ENVIRONMENT_HELP  # noqa: E402
 
 FACES_EXAMPLES = """\
   bench_faces.py --memories examples/memories              # 20 MCP calls; 16 HTTP clients for 30 s

@@ -17,13 +17,15 @@ from pathlib import Path
 
 import anyio
 import anyio.to_thread
+import click
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from .config import Settings
+from .cli import _command, memories_option
+from .config import ENVIRONMENT_HELP, Settings
 from .errors import MemorySearchError, UsageError, first_line
 from .faces import SharedMemories
 
@@ -153,7 +155,7 @@ def create_app(databases: list[Database]) -> Starlette:
                 async with anyio.create_task_group() as group:  # one failing branch cancels the other
                     for branch in branches:
                         group.start_soon(run, branch)
-            except BaseException as error:  # an ExceptionGroup: report its first failure
+            except Exception as error:  # an ExceptionGroup: report its first failure
                 return _error(500, _message(error))
             return JSONResponse({branch: results[branch] for branch in branches})
 
@@ -252,11 +254,6 @@ def serve(settings: Settings, port: int, db_flags: tuple[str, ...], say) -> None
 
 
 # --- the command ----------------------------------------------------------------------------------
-
-import click  # noqa: E402
-
-from .cli import _command, memories_option  # noqa: E402
-from .config import ENVIRONMENT_HELP  # noqa: E402
 
 SERVE_EXAMPLES = """\
   serve.py                                  # a free port; the URL goes to the endpoint file
