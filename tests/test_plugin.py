@@ -96,11 +96,12 @@ def test_an_interrupted_setup_leaves_no_environment_behind(tmp_path):
 @needs_claude
 def test_claude_validates_the_plugin_and_the_marketplace(tmp_path):
     env = claude_env(tmp_path)
-    for extra in ([], ["--profile", "directory"]):
-        result = subprocess.run([str(CLAUDE), "plugin", "validate", ".", *extra], cwd=ROOT, env=env,
-                                capture_output=True, text=True, timeout=120)
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "Validation passed" in result.stdout
+    for target in (".", ".claude-plugin/plugin.json"):  # the marketplace (and the plugin in it), the plugin
+        for extra in ([], ["--profile", "directory"]):
+            result = subprocess.run([str(CLAUDE), "plugin", "validate", target, *extra], cwd=ROOT, env=env,
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "Validation passed" in result.stdout
 
 
 @needs_claude
