@@ -153,6 +153,11 @@ def test_the_seed_error_rows(server, params, message):
     assert get_json(server, "/api/search", **params) == (400, {"error": message})
 
 
+def test_a_query_postgresql_cannot_take_is_400(server):
+    status, body = get_json(server, "/api/search", db="default", q="nul\x00byte")
+    assert (status, body) == (400, {"error": "q holds a NUL character: remove it"})
+
+
 def test_a_failing_search_is_500_with_one_line_and_no_partial_result(server, tmp_path):
     moved = tmp_path / "moved-away"
     shutil.move(str(server["doomed"].root), moved)

@@ -135,6 +135,7 @@ def test_bad_arguments_are_invalid_params_and_the_server_keeps_answering(base_en
         ("search", {"query": "x", "since": "yesterday"}),  # not a date
         ("search", {"query": "x", "where": "{not json"}),
         ("search", {"query": "x", "colour": "red"}),      # unknown argument
+        ("search", {"query": "nul\x00byte"}),             # text PostgreSQL cannot take
         ("recent", {"kind": "wiki"}),
         ("knowledge.search", {"query": "x", "limit": "ten"}),
         ("no_such_tool", {}),

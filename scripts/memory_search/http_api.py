@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from .cli import _command, memories_option
 from .config import ENVIRONMENT_HELP, Settings
-from .errors import MemorySearchError, UsageError, first_line
+from .errors import MemorySearchError, UsageError, first_line, mask_secrets, require_text
 from .faces import SharedMemories
 
 DEFAULT_DB = "default"
@@ -117,8 +117,12 @@ def group_by_source(hits) -> list[dict]:
     return [{"source": source, "matches": matches} for source, matches in groups.items()]
 
 
-def create_app(databases: list[Database]) -> Starlette:
+def create_app(databases: list[Database], secrets: tuple = ()) -> Starlette:
+    """The application; `secrets` (the Voyage key, the database URL) never appear in an error."""
     by_name = {database.name: database for database in databases}
+
+    def failed(error: BaseException) -> JSONResponse:
+        return _error(500, mask_secrets(_message(error), *secrets))
 
     async def health(request: Request):
         return PlainTextResponse("OK")
@@ -139,6 +143,10 @@ def create_app(databases: list[Database]) -> Starlette:
             query = params.get("q")
             if not query or not query.strip():
                 return _error(400, "q is required")
+            try:
+                require_text(query, "q")
+            except UsageError as error:
+                return _error(400, str(error))
             target = fixed_target or params.get("target") or None
             if target is not None and target not in TARGETS:
                 return _error(400, f"target must be keyword or semantic (got {target!r})")
@@ -156,7 +164,7 @@ def create_app(databases: list[Database]) -> Starlette:
                     for branch in branches:
                         group.start_soon(run, branch)
             except Exception as error:  # an ExceptionGroup: report its first failure
-                return _error(500, _message(error))
+                return failed(error)
             return JSONResponse({branch: results[branch] for branch in branches})
 
         return handle
@@ -166,7 +174,7 @@ def create_app(databases: list[Database]) -> Starlette:
         return JSONResponse({"error": error.detail}, status_code=error.status_code, headers=headers)
 
     async def server_error(request: Request, error: Exception):
-        return _error(500, _message(error))
+        return failed(error)
 
     routes = [
         Route("/api/health", health, methods=["GET"]),
@@ -239,7 +247,7 @@ def serve(settings: Settings, port: int, db_flags: tuple[str, ...], say) -> None
     try:
         load(settings, databases, lambda message: say(f"warning: {message}"))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        app = create_app(databases)
+        app = create_app(databases, (settings.voyage_api_key, settings.database_url))
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=5)
         with EndpointFile(url) as endpoint:

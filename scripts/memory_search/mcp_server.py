@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict
 
 from .config import Settings
-from .errors import MemorySearchError, UsageError, first_line
+from .errors import MemorySearchError, UsageError, first_line, mask_secrets, require_text
 from .faces import SharedMemories
 from .filters import Filters, parse_where, where_conditions
 from .render import as_json, hit_dict, record_dict
@@ -179,6 +179,13 @@ def check_arguments(name: str, arguments: dict | None) -> dict:
     if error is not None:
         where = ".".join(str(part) for part in error.absolute_path)
         raise ArgumentError(f"invalid arguments for {name}: {where + ': ' if where else ''}{error.message}")
+    for key, value in arguments.items():  # text PostgreSQL and the model can take: UTF-8, no NUL
+        for text in (value if isinstance(value, list) else [value]):
+            if isinstance(text, str):
+                try:
+                    require_text(text, key)
+                except UsageError as problem:
+                    raise ArgumentError(f"invalid arguments for {name}: {problem}") from None
     return arguments
 
 
@@ -294,17 +301,22 @@ class KnowledgeSearchParams(types.RequestParams):
 
 
 def build_server(tools: Tools) -> Server:
+    settings = tools.memories.settings
+
+    def masked(message: str) -> str:
+        return mask_secrets(message, settings.voyage_api_key, settings.database_url)
+
     def run_tool(name: str, arguments: dict):
         """Blocking: one tool call. Raises MCPError for the protocol, returns (value, is_error)."""
         try:
             return tools.call(name, arguments), False
         except UsageError as error:
-            raise MCPError(types.INVALID_PARAMS, f"{name}: {error}") from None
+            raise MCPError(types.INVALID_PARAMS, masked(f"{name}: {error}")) from None
         except MemorySearchError as error:
-            return f"{name}: error: {error}", True
+            return masked(f"{name}: error: {error}"), True
         except Exception as error:  # never a traceback, never a dead server
             raise MCPError(types.INTERNAL_ERROR,
-                           f"{name}: unexpected {type(error).__name__}: {first_line(error)}") from None
+                           masked(f"{name}: unexpected {type(error).__name__}: {first_line(error)}")) from None
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tool_list())
