@@ -186,6 +186,48 @@ def _search(settings: Settings, request):
         return memories.run(request)
 
 
+# --- similar -------------------------------------------------------------------------------------
+
+SIMILAR_EXAMPLES = """\
+  similar.py raw/session/2026-10-14/213305_3f9a1c2e_9d8c7b6a.md
+  similar.py ~/memories/wiki/search/embedding-model.md --scope session --top 5 --format json
+  similar.py wiki/dev/commit-conventions.md --include-superseded --since 2026-10-01"""
+
+
+@_command(SIMILAR_EXAMPLES)
+@click.argument("path")
+@click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="how many files to return, 1..100")
+@click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
+              show_default=True, help="wiki/** or raw/<kind>/** only")
+@click.option("--include-superseded", is_flag=True, help="also return superseded and deprecated records")
+@click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--project", help="only records whose frontmatter project is NAME")
+@click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)")
+@click.option("--since", help="only records dated on or after YYYY-MM-DD")
+@click.option("--until", help="only records dated on or before YYYY-MM-DD")
+@click.option("--where", help='frontmatter filter as JSON, Chroma style: {"field": {"$gte": 3}}')
+@click.option("--min-score", type=float, help="drop hits whose cosine similarity is below this")
+@click.option("--explain", is_flag=True, help="show the semantic rank and score, and the line range")
+@click.option("--table", help="read this table (default: $MEMORIES_TABLE, the managed index, then CocoIndex's)")
+@memories_option
+def similar_command(path, top, scope, include_superseded, output, project, tags, since, until, where, min_score,
+                    explain, table, memories):
+    """List the memories closest in meaning to the memory at PATH.
+
+    PATH is absolute or relative to the memories directory. Its meaning is the mean of its
+    chunks' vectors (its whole text, not its title); the memory itself is left out, and each
+    file appears once. Same output as search.py."""
+    from .api import Memories
+    from .render import hits_json, hits_markdown
+
+    settings = _settings(memories, table)
+    filters = _filters(scope, include_superseded, project, tags, since, until, where)
+    with Memories(settings, warn=lambda message: click.echo(f"similar.py: warning: {message}", err=True)) as opened:
+        hits = opened.similar(path, top=top, filters=filters, min_score=min_score)
+    click.echo(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
+
+
 # --- recent --------------------------------------------------------------------------------------
 
 RECENT_EXAMPLES = """\
@@ -445,7 +487,7 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, pyt
 memory_search_group = click.Group(
     "memory-search", help="The same commands as the scripts: memory-search COMMAND --help.",
     context_settings={"help_option_names": ["-h", "--help"]},
-    commands={"search": search_command, "recent": recent_command, "index": index_command, "stats": stats_command,
+    commands={"search": search_command, "similar": similar_command, "recent": recent_command, "index": index_command, "stats": stats_command,
               "db": db_command, "eval": eval_command, "bench": bench_command})
 
 
