@@ -209,6 +209,8 @@ def test_every_script_prints_the_same_bytes_through_the_helper(helper_env, notes
         ("recent", ["--kind", "all"]), ("recent", ["--kind", "session", "--format", "json"]),
         ("recent", ["--format", "paths", "--project", "home"]), ("recent", ["--kind", "bogus"]), ("recent", ["--help"]),
         ("stats", []), ("stats", ["--json"]),
+        ("similar", ["wiki/tea.md"]), ("similar", ["wiki/tea.md", "--format", "json", "--scope", "session"]),
+        ("similar", ["wiki/none.md"]), ("similar", ["--help"]),
     ]
     for name, args in calls:
         _same_bytes(name, *args, env=helper_env, memories=notes)

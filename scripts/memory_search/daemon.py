@@ -33,7 +33,7 @@ SEND_DEADLINE = 10.0
 MAX_REQUEST_BYTES = 1 << 20
 PACKAGE = Path(__file__).resolve().parent
 SCRIPTS = {"search": ("search_command", "search.py"), "recent": ("recent_command", "recent.py"),
-           "stats": ("stats_command", "stats.py")}
+           "stats": ("stats_command", "stats.py"), "similar": ("similar_command", "similar.py")}
 
 
 def client():
