@@ -35,3 +35,15 @@ def test_long_sections_are_split_and_code_fences_stay_whole():
     assert all(len(chunk.text) <= MAX_CHARS for chunk in chunks)
     assert any(chunk.text.startswith("```") and chunk.text.endswith("```") for chunk in chunks)
     assert len(chunks) >= 4
+
+
+def test_a_chunk_size_and_overlap_bound_every_chunk_and_repeat_the_end_of_the_one_before():
+    body = "\n\n".join(f"段落{i}。" + "検索の品質を測る文章です。" * 12 for i in range(8))
+    chunks = chunk_markdown(body, 1, size=500, overlap=50)
+    assert len(chunks) > 2 and all(len(chunk.text) <= 500 for chunk in chunks)
+    plain = chunk_markdown(body, 1, size=450)
+    assert [chunk.start_line for chunk in chunks] == [chunk.start_line for chunk in plain]
+    for before, chunk, own in zip(chunks, chunks[1:], plain[1:]):
+        repeated = chunk.text[: -len(own.text)].rstrip("\n")
+        assert chunk.text.endswith(own.text) and 0 < len(repeated) < 50 and before.text.endswith(repeated)
+

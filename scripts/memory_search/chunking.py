@@ -28,8 +28,34 @@ class _Block:
     level: int = 0  # heading level, 0 for other blocks
 
 
-def chunk_markdown(body: str, first_line: int = 1) -> list[Chunk]:
-    """Split a Markdown body at headings and paragraphs into chunks of at most MAX_CHARS."""
+def chunk_markdown(body: str, first_line: int = 1, size: int = MAX_CHARS, overlap: int = 0) -> list[Chunk]:
+    """Split a Markdown body at headings and paragraphs into chunks of at most `size` characters.
+
+    With `overlap`, each chunk after the first starts with up to that many characters from the end
+    of the chunk before it (cut at a line or word boundary when there is one), still within `size`;
+    its line range stays that of its own text."""
+    if size < 1 or overlap < 0 or overlap >= size:
+        raise ValueError(f"chunk size {size} and overlap {overlap}: need 0 <= overlap < size")
+    chunks = _chunk(body, first_line, size - overlap)
+    if overlap:
+        chunks = [chunks[0]] + [Chunk(_tail(before.text, overlap) + chunk.text, chunk.start_line, chunk.end_line,
+                                      chunk.heading) for before, chunk in zip(chunks, chunks[1:])] if chunks else []
+    return chunks
+
+
+def _tail(text: str, limit: int) -> str:
+    """At most `limit` characters from the end of a chunk, ending in a line break, started after a line,
+    sentence or word boundary when one lies in the first half of that span."""
+    tail = text[-(limit - 1):] if limit > 1 else ""
+    if len(tail) < len(text):
+        cuts = [cut for cut in (tail.find(separator) for separator in ("\n", "。", " ")) if 0 <= cut < len(tail) // 2]
+        if cuts:
+            tail = tail[min(cuts) + 1:]
+    tail = tail.strip()
+    return tail + "\n" if tail else ""
+
+
+def _chunk(body: str, first_line: int, max_chars: int) -> list[Chunk]:
     lines = body.split("\n")
     blocks = _blocks(lines)
     chunks: list[Chunk] = []
@@ -41,18 +67,18 @@ def chunk_markdown(body: str, first_line: int = 1) -> list[Chunk]:
     def flush():
         nonlocal current, size
         if current:
-            _emit(lines, current[0].start, current[-1].end, current_heading, first_line, chunks)
+            _emit(lines, current[0].start, current[-1].end, current_heading, first_line, chunks, max_chars)
         current, size = [], 0
 
     for block in blocks:
         block_size = sum(len(lines[i]) + 1 for i in range(block.start, block.end + 1))
         if block.level:
-            if current and (block.level <= 2 or size > MAX_CHARS // 2):
+            if current and (block.level <= 2 or size > max_chars // 2):
                 flush()
             title = _HEADING.match(lines[block.start]).group(2)
             headings = [(level, text) for level, text in headings if level < block.level]
             headings.append((block.level, title))
-        elif current and size + block_size > MAX_CHARS:
+        elif current and size + block_size > max_chars:
             flush()
         if not current:
             current_heading = " > ".join(text for _, text in headings)
@@ -93,26 +119,26 @@ def _blocks(lines: list[str]) -> list[_Block]:
     return blocks
 
 
-def _emit(lines, start, end, heading, first_line, chunks):
-    """Append the lines start..end as chunks, splitting what is longer than MAX_CHARS."""
+def _emit(lines, start, end, heading, first_line, chunks, max_chars):
+    """Append the lines start..end as chunks, splitting what is longer than max_chars."""
     text = "\n".join(lines[start:end + 1]).strip()
     if not text:
         return
-    if len(text) <= MAX_CHARS:
+    if len(text) <= max_chars:
         chunks.append(Chunk(text, first_line + start, first_line + end, heading))
         return
     if start == end:  # one long line: split by characters
-        for offset in range(0, len(text), MAX_CHARS):
-            chunks.append(Chunk(text[offset:offset + MAX_CHARS], first_line + start, first_line + end, heading))
+        for offset in range(0, len(text), max_chars):
+            chunks.append(Chunk(text[offset:offset + max_chars], first_line + start, first_line + end, heading))
         return
     piece_start, size = start, 0
     for i in range(start, end + 1):
         line_size = len(lines[i]) + 1
-        if size and size + line_size > MAX_CHARS:
-            _emit(lines, piece_start, i - 1, heading, first_line, chunks)
+        if size and size + line_size > max_chars:
+            _emit(lines, piece_start, i - 1, heading, first_line, chunks, max_chars)
             piece_start, size = i, 0
         size += line_size
-    _emit(lines, piece_start, end, heading, first_line, chunks)
+    _emit(lines, piece_start, end, heading, first_line, chunks, max_chars)
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
