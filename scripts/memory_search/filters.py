@@ -78,39 +78,41 @@ def parse_where(text: str | None) -> tuple[Condition, ...]:
     return where_conditions(document)
 
 
-def where_conditions(document: dict) -> tuple[Condition, ...]:
-    """Conditions from a parsed Chroma-style filter document. Raises UsageError."""
+def where_conditions(document: dict, source: str = "--where") -> tuple[Condition, ...]:
+    """Conditions from a parsed Chroma-style filter document; `source` names it in messages. Raises UsageError."""
+    if not isinstance(document, dict):
+        raise UsageError(f'{source} must be an object, like {{"project": "agents"}}')
     if not document:
-        raise UsageError('--where {} names no field: give one like {"project": "agents"}, or leave --where out')
+        raise UsageError(f'{source} {{}} names no field: give one like {{"project": "agents"}}, or leave {source} out')
     conditions = []
     for field, condition in document.items():
         if str(field).startswith("$"):
-            raise UsageError(f"--where: {field} is not supported: give conditions on fields, which must all hold")
+            raise UsageError(f"{source}: {field} is not supported: give conditions on fields, which must all hold")
         if not isinstance(condition, dict):
             condition = {"$eq": condition}
         if not condition:
-            raise UsageError(f'--where: no operator for {field!r}: use {{"{field}": {{"$eq": ...}}}}')
+            raise UsageError(f'{source}: no operator for {field!r}: use {{"{field}": {{"$eq": ...}}}}')
         for operator, value in condition.items():
-            conditions.append(_condition(str(field), operator, value))
+            conditions.append(_condition(str(field), operator, value, source))
     return tuple(conditions)
 
 
-def _condition(field: str, operator: str, value) -> Condition:
-    require_text(field, "--where")
+def _condition(field: str, operator: str, value, source: str = "--where") -> Condition:
+    require_text(field, source)
     for text in (value if isinstance(value, list) else [value]):
         if isinstance(text, str):
-            require_text(text, "--where")
+            require_text(text, source)
     if operator not in OPERATORS:
-        raise UsageError(f"--where: unknown operator {operator!r} for {field!r}: use {' '.join(OPERATORS)}")
+        raise UsageError(f"{source}: unknown operator {operator!r} for {field!r}: use {' '.join(OPERATORS)}")
     if operator in ("$in", "$nin"):
         if not isinstance(value, list) or not all(_is_scalar(item) for item in value):
-            raise UsageError(f"--where: {operator} for {field!r} needs a list of strings, numbers or booleans")
+            raise UsageError(f"{source}: {operator} for {field!r} needs a list of strings, numbers or booleans")
         return Condition(field, operator, tuple(value))
     if operator in ORDER:
         if not (_is_number(value) or isinstance(value, str)):
-            raise UsageError(f"--where: {operator} for {field!r} needs a number or a string")
+            raise UsageError(f"{source}: {operator} for {field!r} needs a number or a string")
     elif not _is_scalar(value):
-        raise UsageError(f"--where: {operator} for {field!r} needs a string, a number or a boolean")
+        raise UsageError(f"{source}: {operator} for {field!r} needs a string, a number or a boolean")
     return Condition(field, operator, value)
 
 

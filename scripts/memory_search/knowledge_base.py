@@ -1,0 +1,289 @@
+"""Knowledge bases: indexes of documents handed over by a host (a chat bot), not read from a directory.
+
+Each knowledge base is one managed index of its own (the tables of store.py under its own prefix),
+created and dropped whole. A document is what a file is to a memories index: its chunks are replaced
+in one transaction, its metadata sits in the frontmatter column so `where` filters run in SQL, and it
+is searched by the same pipeline as the memories, with the same fusion and filters."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from . import store
+from .chunking import chunk_markdown, embedding_text
+from .config import Settings
+from .database import connect
+from .embedding import Embedder, ModelSpec, choose_spec, make_embedder, vector_literal
+from .errors import IndexMismatch, IndexMissing, UsageError
+from .filters import Filters, where_conditions
+from .memories import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
+from .retrieval import Hit, SearchRequest, Searcher
+from .tokens import term_frequencies
+
+DEFAULT_CHUNK_SIZE = 500  # characters, as LangBot's knowledge engines default to
+DEFAULT_CHUNK_OVERLAP = 50
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+TEXT_SUFFIXES = (".txt", ".text", ".log", ".csv", ".tsv")
+IDENTITY_KEYS = ("document_id", "file_name")  # metadata every chunk carries, whatever the document says
+
+_embedders: dict[str, Embedder] = {}
+_embedders_lock = threading.Lock()
+
+
+def tables_for(kb_id: str) -> store.ManagedTables:
+    """memsearch_kb_<readable part of the id>_<hash of the id>: one set of tables per knowledge base."""
+    if not kb_id or not str(kb_id).strip():
+        raise UsageError("a knowledge base needs a non-empty id")
+    readable = re.sub(r"[^a-z0-9]+", "_", str(kb_id).lower()).strip("_")[:16] or "kb"
+    digest = hashlib.sha1(str(kb_id).encode()).hexdigest()[:10]
+    return store.ManagedTables(f"memsearch_kb_{readable}_{digest}")
+
+
+@dataclass
+class Document:
+    """A document as the host hands it over: raw text, or text a parser extracted."""
+
+    document_id: str
+    file_name: str
+    text: str
+    markdown: bool = True  # read YAML frontmatter and take the title from it or the first heading
+    metadata: dict = field(default_factory=dict)  # searchable with `where`, next to the frontmatter
+
+
+@dataclass
+class Passage(Hit):
+    """A hit in a knowledge base: the chunk's own id next to its document's."""
+
+    chunk_id: int = 0
+
+    @property
+    def document_id(self) -> str:
+        return self.path
+
+
+def decode_document(data: bytes, file_name: str, mime_type: str = "") -> tuple[str, bool]:
+    """(text, is Markdown) of a file this module parses itself: Markdown (with YAML frontmatter) and
+    plain text in UTF-8. Raises BadMemory saying why not."""
+    suffix = PurePosixPath(file_name).suffix.lower()
+    markdown = suffix in MARKDOWN_SUFFIXES or mime_type in ("text/markdown", "text/x-markdown")
+    if not markdown and suffix not in TEXT_SUFFIXES and not mime_type.startswith("text/"):
+        raise BadMemory(f"{file_name}: unsupported file type ({mime_type or suffix or 'no extension'}); "
+                        "Markdown and plain text are read directly, other formats need a parser plugin")
+    if len(data) > MAX_FILE_BYTES:
+        raise BadMemory(f"{file_name}: too large ({len(data) // (1024 * 1024)} MB > "
+                        f"{MAX_FILE_BYTES // (1024 * 1024)} MB)")
+    if b"\x00" in data[:8192]:
+        raise BadMemory(f"{file_name}: binary content, not text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise BadMemory(f"{file_name}: not UTF-8 text") from None
+    if not text.strip():
+        raise BadMemory(f"{file_name}: empty")
+    return text, markdown
+
+
+class KnowledgeBase:
+    """One knowledge base in the configured database. Every call opens its own connection."""
+
+    def __init__(self, settings: Settings, kb_id: str, embedder: Embedder | None = None):
+        self.settings = settings
+        self.kb_id = str(kb_id)
+        self.tables = tables_for(self.kb_id)
+        self.embedder = embedder  # None: the provider the settings choose, local by default
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    def create(self) -> ModelSpec:
+        """Create the tables (again: a no-op when they exist) and bind the index to its model."""
+        with connect(self.settings, read_only=False) as conn:
+            recorded = self._recorded(conn)
+            spec = self._spec(recorded)
+            with self._locked(conn):
+                store.create_schema(conn, self.tables, spec, Path(f"knowledge-base:{self.kb_id}"))
+                store.refresh_statistics(conn, self.tables)
+        return spec
+
+    def drop(self) -> bool:
+        """Drop every table of the knowledge base; False when it had none."""
+        with connect(self.settings, read_only=False) as conn:
+            with self._locked(conn):
+                existed = bool(store.read_meta(conn, self.tables))
+                store.drop_schema(conn, self.tables)
+        return existed
+
+    def exists(self) -> bool:
+        with connect(self.settings, read_only=True) as conn:
+            return bool(store.read_meta(conn, self.tables))
+
+    # --- documents --------------------------------------------------------------------------
+
+    def ingest(self, document: Document, chunk_size: int = DEFAULT_CHUNK_SIZE,
+               chunk_overlap: int = DEFAULT_CHUNK_OVERLAP) -> int:
+        """Chunk, embed and write a document, replacing what it held before. Returns its chunk count.
+
+        Raises BadMemory when the text cannot be read as a document, UsageError on bad chunk settings."""
+        chunk_size, chunk_overlap = _chunk_settings(chunk_size, chunk_overlap)
+        memory = self._parse(document)
+        chunks = chunk_markdown(memory.body, memory.body_start_line, chunk_size, chunk_overlap)
+        if not chunks and not memory.title:
+            raise BadMemory(f"{document.file_name}: no text to index")
+        texts = [embedding_text(memory.title, chunk) for chunk in chunks]
+        hashes = [hashlib.sha256(text.encode("utf-8")).hexdigest() for text in texts]
+        with connect(self.settings, read_only=False) as conn:
+            spec = self._spec(self._require(conn))
+            vectors = store.cached_embeddings(conn, spec, sorted(set(hashes)))
+            missing = {text_hash: text for text_hash, text in zip(hashes, texts) if text_hash not in vectors}
+            if missing:
+                embedded = self._embedder(spec).embed_documents(list(missing.values()))
+                fresh = {text_hash: vector_literal(vector) for text_hash, vector in zip(missing, embedded)}
+                store.cache_embeddings(conn, spec, fresh)
+                vectors.update(fresh)
+            rows = [store.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, vectors[text_hash],
+                                   dict(term_frequencies(memory.title + "\n" + chunk.text)))
+                    for i, (chunk, text_hash) in enumerate(zip(chunks, hashes))]
+            frontmatter = {**memory.frontmatter, **document.metadata,
+                           "document_id": document.document_id, "file_name": document.file_name}
+            row = store.FileRow(
+                filename=document.document_id, relpath=document.file_name,
+                content_hash=hashlib.sha256(document.text.encode("utf-8")).hexdigest(),
+                size=len(document.text.encode("utf-8")), mtime_ns=0, kind=None, status=memory.status,
+                title=memory.title, tags=memory.tags, project=memory.project, recorded_on=memory.recorded_on,
+                recorded_time=memory.recorded_time, frontmatter=frontmatter)
+            with self._locked(conn):
+                self._require(conn)  # dropped meanwhile: write nothing
+                store.replace_file(conn, self.tables, row, rows)
+                store.refresh_statistics(conn, self.tables)
+        return len(rows)
+
+    def delete(self, document_id: str) -> bool:
+        """Remove every chunk of a document; False when the knowledge base did not hold it."""
+        with connect(self.settings, read_only=False) as conn:
+            self._require(conn)
+            with self._locked(conn):
+                held = conn.execute(f"SELECT 1 FROM {self.tables.files} WHERE filename = %s",
+                                    (str(document_id),)).fetchone() is not None
+                if held:
+                    store.delete_files(conn, self.tables, [str(document_id)])
+                    store.refresh_statistics(conn, self.tables)
+        return held
+
+    def documents(self) -> dict[str, int]:
+        """document id -> chunk count."""
+        with connect(self.settings, read_only=True) as conn:
+            self._require(conn)
+            return dict(conn.execute(f"SELECT filename, chunk_count FROM {self.tables.files}").fetchall())
+
+    # --- search -----------------------------------------------------------------------------
+
+    def search(self, query: str, top: int = 5, mode: str | None = None, where: dict | None = None,
+               min_score: float | None = None, include_superseded: bool = False,
+               one_per_document: bool = True) -> list[Passage]:
+        """Hybrid (or semantic, or keyword) search, the `where` conditions applied in SQL."""
+        filters = Filters(include_superseded=include_superseded, where=where_conditions(where or {}, "filters"))
+        request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
+                                min_score=min_score)
+        with connect(self.settings, read_only=True) as conn:
+            info = store.open_index(conn, Path("/"), self.tables.prefix)
+            if not info.managed:
+                raise IndexMissing(f"knowledge base {self.kb_id} has no index: create it first")
+            embedder = self._embedder(self._spec(info.spec)) if (mode or "hybrid") != "keyword" else None
+            return _KnowledgeBaseSearcher(conn, info, embedder, Path("/")).search(request)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _parse(self, document: Document) -> Memory:
+        if document.markdown:
+            return parse_memory(document.document_id, document.file_name, document.text)
+        if not document.text.strip():
+            raise BadMemory(f"{document.file_name}: empty")
+        return Memory(path=document.document_id, relpath=document.file_name, kind=None, frontmatter={},
+                      body=document.text, body_start_line=1, title=PurePosixPath(document.file_name).stem)
+
+    def _recorded(self, conn) -> ModelSpec | None:
+        meta = store.read_meta(conn, self.tables)
+        return ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
+
+    def _require(self, conn) -> ModelSpec:
+        recorded = self._recorded(conn)
+        if recorded is None:
+            raise IndexMissing(f"knowledge base {self.kb_id} does not exist in this database: create it first")
+        return recorded
+
+    def _spec(self, recorded: ModelSpec | None) -> ModelSpec:
+        if self.embedder is None:
+            return choose_spec(self.settings, recorded)
+        if recorded is not None and recorded != self.embedder.spec:
+            raise IndexMismatch(f"knowledge base {self.kb_id} was built with {recorded}, "
+                                f"not {self.embedder.spec}: keep its embedding model, or create a new one")
+        return self.embedder.spec
+
+    def _embedder(self, spec: ModelSpec) -> Embedder:
+        if self.embedder is not None:
+            return self.embedder
+        with _embedders_lock:  # one model per process, shared by every knowledge base
+            if spec.key not in _embedders:
+                _embedders[spec.key] = _Serialized(make_embedder(spec, self.settings))
+            return _embedders[spec.key]
+
+    def _locked(self, conn):
+        return _AdvisoryLock(conn, store.lock_key(self.tables))
+
+
+class _Serialized(Embedder):
+    """An embedder called by one thread at a time: the host may ingest several documents at once."""
+
+    def __init__(self, embedder: Embedder):
+        self.inner, self.spec, self.lock = embedder, embedder.spec, threading.Lock()
+
+    def embed_query(self, text: str) -> list[float]:
+        with self.lock:
+            return self.inner.embed_query(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self.lock:
+            return self.inner.embed_documents(texts)
+
+
+class _AdvisoryLock:
+    """One writer per knowledge base at a time; other knowledge bases never wait for it."""
+
+    def __init__(self, conn, key: int):
+        self.conn, self.key = conn, key
+
+    def __enter__(self):
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (self.key,))
+
+    def __exit__(self, *exc):
+        if not self.conn.closed and not self.conn.broken:
+            self.conn.execute("SELECT pg_advisory_unlock(%s)", (self.key,))
+
+
+class _KnowledgeBaseSearcher(Searcher):
+    """The memories pipeline over documents that exist in the database only."""
+
+    def _admit(self, candidate, filters):
+        return candidate.filename, candidate.record["frontmatter"]
+
+    def _mark_stale(self, hits):
+        return None
+
+    def _hit(self, candidate, path, frontmatter, score, legs, term_weights):
+        hit = super()._hit(candidate, path, frontmatter, score, legs, term_weights)
+        return Passage(**vars(hit), chunk_id=candidate.id)
+
+
+def _chunk_settings(size, overlap) -> tuple[int, int]:
+    try:
+        size = DEFAULT_CHUNK_SIZE if size in (None, "") else int(size)
+        overlap = DEFAULT_CHUNK_OVERLAP if overlap in (None, "") else int(overlap)
+    except (TypeError, ValueError):
+        raise UsageError(f"chunk_size {size!r} and chunk_overlap {overlap!r} must be whole numbers") from None
+    if size < 50 or overlap < 0 or overlap >= size:
+        raise UsageError(f"chunk_size {size} and chunk_overlap {overlap}: need chunk_size >= 50 "
+                         "and 0 <= chunk_overlap < chunk_size")
+    return size, overlap
