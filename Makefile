@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test bench eval clean
+.PHONY: install demo test test-langbot langbot-plugin bench eval clean
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -32,10 +32,26 @@ $(CLAUDE):
 	else echo "note: npm not found; the plugin checks that need the claude CLI are skipped"; fi
 
 test: install $(CLAUDE)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --ignore=tests/langbot
+
+# The LangBot plugin: its SDK is an optional dependency group of its own.
+$(BIN)/lbp: $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[faces,test,langbot]'
+	touch $@
+
+test-langbot: $(BIN)/lbp
+	$(BIN)/python -m pytest tests/langbot
+
+# dist/memory-search-memory-search-<version>.lbpkg: the plugin with the library it adapts.
+langbot-plugin: $(BIN)/lbp
+	rm -rf build/langbot-plugin && mkdir -p build dist
+	cp -R integrations/langbot build/langbot-plugin
+	cp -R scripts/memory_search build/langbot-plugin/memory_search
+	$(BIN)/python -c "import importlib.metadata as m; print(*(r for r in m.requires('memory-search') if 'extra ==' not in r), sep='\n')" >> build/langbot-plugin/requirements.txt
+	cd build/langbot-plugin && $(CURDIR)/$(BIN)/lbp build -o $(CURDIR)/dist
 
 clean:
-	rm -rf $(VENV) .pytest_cache .tools
+	rm -rf $(VENV) .pytest_cache .tools build dist
 
 # Speed on synthetic memories (about 15 minutes) and quality on the public sets.
 bench: install

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from . import store
 from .chunking import chunk_markdown, embedding_text
-from .config import Settings
+from .config import PROVIDERS, Settings
 from .database import connect
 from .embedding import Embedder, ModelSpec, choose_spec, make_embedder, vector_literal
 from .errors import IndexMismatch, IndexMissing, UsageError
@@ -198,7 +198,10 @@ class KnowledgeBase:
 
     def _parse(self, document: Document) -> Memory:
         if document.markdown:
-            return parse_memory(document.document_id, document.file_name, document.text)
+            try:
+                return parse_memory(document.document_id, document.file_name, document.text)
+            except BadMemory as reason:
+                raise BadMemory(f"{document.file_name}: {reason}") from None
         if not document.text.strip():
             raise BadMemory(f"{document.file_name}: empty")
         return Memory(path=document.document_id, relpath=document.file_name, kind=None, frontmatter={},
@@ -216,6 +219,9 @@ class KnowledgeBase:
 
     def _spec(self, recorded: ModelSpec | None) -> ModelSpec:
         if self.embedder is None:
+            if recorded is not None and recorded.provider not in PROVIDERS:
+                raise IndexMismatch(f"knowledge base {self.kb_id} was built with {recorded}, "
+                                    "which only its host can run: embed with that model")
             return choose_spec(self.settings, recorded)
         if recorded is not None and recorded != self.embedder.spec:
             raise IndexMismatch(f"knowledge base {self.kb_id} was built with {recorded}, "
