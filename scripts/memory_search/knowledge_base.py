@@ -188,9 +188,8 @@ class KnowledgeBase:
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
                                 min_score=min_score)
         with connect(self.settings, read_only=True) as conn:
+            self._require(conn)
             info = store.open_index(conn, Path("/"), self.tables.prefix)
-            if not info.managed:
-                raise IndexMissing(f"knowledge base {self.kb_id} has no index: create it first")
             embedder = self._embedder(self._spec(info.spec)) if (mode or "hybrid") != "keyword" else None
             return _KnowledgeBaseSearcher(conn, info, embedder, Path("/")).search(request)
 

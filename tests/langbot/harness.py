@@ -93,25 +93,31 @@ class Bot:
         path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
         return path.name
 
-    def ingest(self, kb_id: str, name: str, content: str | bytes | None = None, document_id: str | None = None,
-               parsed: str | None = None, settings: dict | None = None, **extra):
+    def ingestion_context(self, kb_id: str, name: str, content: str | bytes | None = None,
+                          document_id: str | None = None, parsed: str | None = None, settings: dict | None = None,
+                          **extra) -> IngestionContext:
+        """What LangBot sends for an uploaded file: its metadata, where the host stores it, the KB's settings."""
         storage_path = self.upload(name, content) if content is not None else f"missing-{name}"
         metadata = FileMetadata(filename=name, file_size=len(content or ""),
                                 mime_type=MIME_TYPES.get(Path(name).suffix, "application/octet-stream"),
                                 document_id=document_id or str(uuid.uuid4()), knowledge_base_id=kb_id, extra=extra)
-        context = IngestionContext(
+        return IngestionContext(
             file_object=FileObject(metadata=metadata, storage_path=storage_path), knowledge_base_id=kb_id,
             collection_id=kb_id, creation_settings=settings or {},
             parsed_content=ParseResult(text=parsed) if parsed is not None else None)
-        return self.run(self.engine.ingest(context))
 
-    def retrieve(self, kb_id: str, query: str, filters: dict | None = None, creation: dict | None = None,
-                 **retrieval_settings):
+    def retrieval_context(self, kb_id: str, query: str, filters: dict | None = None, creation: dict | None = None,
+                          **retrieval_settings) -> RetrievalContext:
         retrieval_settings.setdefault("top_k", 5)  # the host injects it
-        context = RetrievalContext(query=query, knowledge_base_id=kb_id, collection_id=kb_id,
-                                   retrieval_settings=retrieval_settings, creation_settings=creation or {},
-                                   filters=filters or {})
-        return self.run(self.engine.retrieve(context))
+        return RetrievalContext(query=query, knowledge_base_id=kb_id, collection_id=kb_id,
+                                retrieval_settings=retrieval_settings, creation_settings=creation or {},
+                                filters=filters or {})
+
+    def ingest(self, kb_id: str, name: str, content: str | bytes | None = None, **options):
+        return self.run(self.engine.ingest(self.ingestion_context(kb_id, name, content, **options)))
+
+    def retrieve(self, kb_id: str, query: str, **options):
+        return self.run(self.engine.retrieve(self.retrieval_context(kb_id, query, **options)))
 
     def delete_document(self, kb_id: str, document_id: str) -> bool:
         return self.run(self.engine.delete_document(kb_id, document_id))

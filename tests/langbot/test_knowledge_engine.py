@@ -88,7 +88,7 @@ def test_two_knowledge_bases_in_one_database_never_see_each_other(bot):
     assert documents(bot.retrieve(second, "カレー", score_threshold=0)) == ["shared-id"]
 
     bot.drop(first)
-    with pytest.raises(RetrievalError, match="does not exist|no index"):
+    with pytest.raises(RetrievalError, match="does not exist in this database"):
         bot.retrieve(first, "デプロイ")
     assert documents(bot.retrieve(second, "カレー", score_threshold=0)) == ["shared-id"]
 

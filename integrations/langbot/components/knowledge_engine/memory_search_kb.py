@@ -101,7 +101,7 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
             knowledge_base.search, context.query, top=top_k, mode=mode, where=context.filters or {},
             min_score=threshold or None, include_superseded=bool(options.get("include_superseded", False)),
             one_per_document=bool(options.get("one_chunk_per_document", True)), error=RetrievalError)
-        results = [_entry(passage) for passage in passages]
+        results = [_entry(passage, mode) for passage in passages]
         return RetrievalResponse(results=results, total_found=len(results),
                                  metadata={"mode": mode, "score_threshold": threshold})
 
@@ -176,7 +176,7 @@ class _Failure(RAGError):
     """A failure whose message is the one line to show."""
 
 
-def _entry(passage) -> RetrievalResultEntry:
+def _entry(passage, mode: str) -> RetrievalResultEntry:
     metadata = {
         **passage.frontmatter,
         "document_id": passage.document_id,
@@ -186,10 +186,13 @@ def _entry(passage) -> RetrievalResultEntry:
         "end_line": passage.end_line,
         "legs": passage.legs,  # each leg's rank and own score: cosine similarity, BM25
     }
-    # score: the fused score the list is ordered by (1.0 = first in every leg); distance = 1 - score.
+    # score orders the list, on the mode's scale: hybrid, the fused score (1.0 = first in every leg);
+    # semantic, the cosine similarity; keyword, BM25. distance falls as score rises: 1 - score, or
+    # 1 / (1 + score) for BM25, which has no upper bound.
+    distance = 1.0 / (1.0 + passage.score) if mode == "keyword" else 1.0 - passage.score
     return RetrievalResultEntry(id=f"{passage.document_id}:{passage.chunk_id}",
                                 content=[ContentElement.from_text(passage.chunk_text)], metadata=metadata,
-                                distance=round(1.0 - passage.score, 6), score=passage.score)
+                                distance=round(distance, 6), score=passage.score)
 
 
 def _failed(document_id: str, message: str) -> IngestionResult:
