@@ -1,6 +1,6 @@
 """Knowledge bases: indexes of documents handed over by a host (a chat bot), not read from a directory.
 
-Each knowledge base is one managed index of its own (the tables of store.py under its own prefix),
+Each knowledge base is one managed index of its own (index_writer's tables under its own prefix),
 created and dropped whole. A document is what a file is to a memories index: its chunks are replaced
 in one transaction, its metadata sits in the frontmatter column so `where` filters run in SQL, and it
 is searched by the same pipeline as the memories, with the same fusion and filters."""
@@ -10,22 +10,29 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from . import store
+from psycopg import sql
+
+from . import index_writer as writer
+from . import schema
 from .chunking import chunk_markdown, embedding_text
 from .config import PROVIDERS, Settings
 from .database import connect
 from .embedding import Embedder, ModelSpec, choose_spec, make_embedder, vector_literal
+from .embedding_cache import cache_embeddings, cached_embeddings
 from .errors import IndexMismatch, IndexMissing, UsageError
 from .filters import Filters, where_conditions
+from .layouts import ManagedLayout
 from .memories import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
+from .records import make_record
 from .retrieval import Hit, SearchRequest, Searcher
 from .tokens import term_frequencies
 
 DEFAULT_CHUNK_SIZE = 500  # characters, as LangBot's knowledge engines default to
 DEFAULT_CHUNK_OVERLAP = 50
+HNSW_MIN_CHUNKS = 5_000  # as the indexer: exact scans are fast enough below
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 TEXT_SUFFIXES = (".txt", ".text", ".log", ".csv", ".tsv")
 IDENTITY_KEYS = ("document_id", "file_name")  # metadata every chunk carries, whatever the document says
@@ -34,13 +41,13 @@ _embedders: dict[str, Embedder] = {}
 _embedders_lock = threading.Lock()
 
 
-def tables_for(kb_id: str) -> store.ManagedTables:
+def tables_for(kb_id: str) -> schema.ManagedTables:
     """memsearch_kb_<readable part of the id>_<hash of the id>: one set of tables per knowledge base."""
     if not kb_id or not str(kb_id).strip():
         raise UsageError("a knowledge base needs a non-empty id")
     readable = re.sub(r"[^a-z0-9]+", "_", str(kb_id).lower()).strip("_")[:16] or "kb"
     digest = hashlib.sha1(str(kb_id).encode()).hexdigest()[:10]
-    return store.ManagedTables(f"memsearch_kb_{readable}_{digest}")
+    return schema.ManagedTables(f"memsearch_kb_{readable}_{digest}")
 
 
 @dataclass
@@ -52,17 +59,6 @@ class Document:
     text: str
     markdown: bool = True  # read YAML frontmatter and take the title from it or the first heading
     metadata: dict = field(default_factory=dict)  # searchable with `where`, next to the frontmatter
-
-
-@dataclass
-class Passage(Hit):
-    """A hit in a knowledge base: the chunk's own id next to its document's."""
-
-    chunk_id: int = 0
-
-    @property
-    def document_id(self) -> str:
-        return self.path
 
 
 def decode_document(data: bytes, file_name: str, mime_type: str = "") -> tuple[str, bool]:
@@ -104,21 +100,21 @@ class KnowledgeBase:
             recorded = self._recorded(conn)
             spec = self._spec(recorded)
             with self._locked(conn):
-                store.create_schema(conn, self.tables, spec, Path(f"knowledge-base:{self.kb_id}"))
-                store.refresh_statistics(conn, self.tables)
+                writer.create_schema(conn, self.tables, spec, Path(f"knowledge-base:{self.kb_id}"))
+                writer.refresh_statistics(conn, self.tables)
         return spec
 
     def drop(self) -> bool:
         """Drop every table of the knowledge base; False when it had none."""
         with connect(self.settings, read_only=False) as conn:
             with self._locked(conn):
-                existed = bool(store.read_meta(conn, self.tables))
-                store.drop_schema(conn, self.tables)
+                existed = bool(schema.read_meta(conn, self.tables))
+                writer.drop_schema(conn, self.tables)
         return existed
 
     def exists(self) -> bool:
         with connect(self.settings, read_only=True) as conn:
-            return bool(store.read_meta(conn, self.tables))
+            return bool(schema.read_meta(conn, self.tables))
 
     # --- documents --------------------------------------------------------------------------
 
@@ -130,34 +126,34 @@ class KnowledgeBase:
         chunk_size, chunk_overlap = _chunk_settings(chunk_size, chunk_overlap)
         memory = self._parse(document)
         chunks = chunk_markdown(memory.body, memory.body_start_line, chunk_size, chunk_overlap)
-        if not chunks and not memory.title:
+        record = memory.record
+        if not chunks and not record.title:
             raise BadMemory(f"{document.file_name}: no text to index")
-        texts = [embedding_text(memory.title, chunk) for chunk in chunks]
+        texts = [embedding_text(record.title, chunk) for chunk in chunks]
         hashes = [hashlib.sha256(text.encode("utf-8")).hexdigest() for text in texts]
         with connect(self.settings, read_only=False) as conn:
             spec = self._spec(self._require(conn))
-            vectors = store.cached_embeddings(conn, spec, sorted(set(hashes)))
+            vectors = cached_embeddings(conn, spec, sorted(set(hashes)))
             missing = {text_hash: text for text_hash, text in zip(hashes, texts) if text_hash not in vectors}
             if missing:
                 embedded = self._embedder(spec).embed_documents(list(missing.values()))
                 fresh = {text_hash: vector_literal(vector) for text_hash, vector in zip(missing, embedded)}
-                store.cache_embeddings(conn, spec, fresh)
+                cache_embeddings(conn, spec, fresh)
                 vectors.update(fresh)
-            rows = [store.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, vectors[text_hash],
-                                   dict(term_frequencies(memory.title + "\n" + chunk.text)))
+            rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, vectors[text_hash],
+                                    dict(term_frequencies(record.title + "\n" + chunk.text)))
                     for i, (chunk, text_hash) in enumerate(zip(chunks, hashes))]
-            frontmatter = {**memory.frontmatter, **document.metadata,
-                           "document_id": document.document_id, "file_name": document.file_name}
-            row = store.FileRow(
-                filename=document.document_id, relpath=document.file_name,
-                content_hash=hashlib.sha256(document.text.encode("utf-8")).hexdigest(),
-                size=len(document.text.encode("utf-8")), mtime_ns=0, kind=None, status=memory.status,
-                title=memory.title, tags=memory.tags, project=memory.project, recorded_on=memory.recorded_on,
-                recorded_time=memory.recorded_time, frontmatter=frontmatter)
+            record = replace(record, kind=None, frontmatter={
+                **record.frontmatter, **document.metadata,
+                "document_id": document.document_id, "file_name": document.file_name})
+            data = document.text.encode("utf-8")
+            state = writer.FileState(hashlib.sha256(data).hexdigest(), len(data), 0)
             with self._locked(conn):
                 self._require(conn)  # dropped meanwhile: write nothing
-                store.replace_file(conn, self.tables, row, rows)
-                store.refresh_statistics(conn, self.tables)
+                writer.replace_file(conn, self.tables, record, state, rows)
+                statistics = writer.refresh_statistics(conn, self.tables)
+            if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
+                writer.ensure_hnsw(conn, self.tables, spec)
         return len(rows)
 
     def delete(self, document_id: str) -> bool:
@@ -165,33 +161,35 @@ class KnowledgeBase:
         with connect(self.settings, read_only=False) as conn:
             self._require(conn)
             with self._locked(conn):
-                held = conn.execute(f"SELECT 1 FROM {self.tables.files} WHERE filename = %s",
+                held = conn.execute(sql.SQL("SELECT 1 FROM {} WHERE filename = %s").format(self.tables.sql("files")),
                                     (str(document_id),)).fetchone() is not None
                 if held:
-                    store.delete_files(conn, self.tables, [str(document_id)])
-                    store.refresh_statistics(conn, self.tables)
+                    writer.delete_files(conn, self.tables, [str(document_id)])
+                    writer.refresh_statistics(conn, self.tables)
         return held
 
     def documents(self) -> dict[str, int]:
         """document id -> chunk count."""
         with connect(self.settings, read_only=True) as conn:
             self._require(conn)
-            return dict(conn.execute(f"SELECT filename, chunk_count FROM {self.tables.files}").fetchall())
+            return dict(conn.execute(sql.SQL("SELECT filename, chunk_count FROM {}").format(
+                self.tables.sql("files"))).fetchall())
 
     # --- search -----------------------------------------------------------------------------
 
     def search(self, query: str, top: int = 5, mode: str | None = None, where: dict | None = None,
                min_score: float | None = None, include_superseded: bool = False,
-               one_per_document: bool = True) -> list[Passage]:
-        """Hybrid (or semantic, or keyword) search, the `where` conditions applied in SQL."""
+               one_per_document: bool = True) -> list[Hit]:
+        """Hybrid (or semantic, or keyword) search, the `where` conditions applied in SQL. Each hit's
+        record.path is its document's id, record.relpath the document's file name."""
         filters = Filters(include_superseded=include_superseded, where=where_conditions(where or {}, "filters"))
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
                                 min_score=min_score)
         with connect(self.settings, read_only=True) as conn:
             self._require(conn)
-            info = store.open_index(conn, Path("/"), self.tables.prefix)
+            info = schema.find_index(conn, Path("/"), self.tables.prefix)
             embedder = self._embedder(self._spec(info.spec)) if (mode or "hybrid") != "keyword" else None
-            return _KnowledgeBaseSearcher(conn, info, embedder, Path("/")).search(request)
+            return Searcher(conn, KnowledgeBaseLayout(info, Path("/")), embedder).search(request)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -203,11 +201,10 @@ class KnowledgeBase:
                 raise BadMemory(f"{document.file_name}: {reason}") from None
         if not document.text.strip():
             raise BadMemory(f"{document.file_name}: empty")
-        return Memory(path=document.document_id, relpath=document.file_name, kind=None, frontmatter={},
-                      body=document.text, body_start_line=1, title=PurePosixPath(document.file_name).stem)
+        return Memory(make_record(document.document_id, document.file_name, {}), document.text, 1)
 
     def _recorded(self, conn) -> ModelSpec | None:
-        meta = store.read_meta(conn, self.tables)
+        meta = schema.read_meta(conn, self.tables)
         return ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
 
     def _require(self, conn) -> ModelSpec:
@@ -236,7 +233,7 @@ class KnowledgeBase:
             return _embedders[spec.key]
 
     def _locked(self, conn):
-        return _AdvisoryLock(conn, store.lock_key(self.tables))
+        return _AdvisoryLock(conn, writer.lock_key(self.tables))
 
 
 class _Serialized(Embedder):
@@ -268,18 +265,16 @@ class _AdvisoryLock:
             self.conn.execute("SELECT pg_advisory_unlock(%s)", (self.key,))
 
 
-class _KnowledgeBaseSearcher(Searcher):
-    """The memories pipeline over documents that exist in the database only."""
+class KnowledgeBaseLayout(ManagedLayout):
+    """The managed layout over documents that exist in the database only: every chunk the SQL returns
+    is shown (the filters ran there), under its document's id and file name."""
 
-    def _admit(self, candidate, filters):
-        return candidate.filename, candidate.record["frontmatter"]
+    def admit(self, candidate, filters):
+        return replace(candidate.record, path=candidate.filename,
+                       relpath=str(candidate.record.frontmatter.get("file_name", "")))
 
-    def _mark_stale(self, hits):
+    def indexed_state(self, conn, paths):
         return None
-
-    def _hit(self, candidate, path, frontmatter, score, legs, term_weights):
-        hit = super()._hit(candidate, path, frontmatter, score, legs, term_weights)
-        return Passage(**vars(hit), chunk_id=candidate.id)
 
 
 def _chunk_settings(size, overlap) -> tuple[int, int]:

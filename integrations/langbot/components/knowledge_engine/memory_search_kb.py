@@ -97,11 +97,11 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
                                  "use hybrid, semantic or keyword")
         knowledge_base = await self._knowledge_base(context.get_collection_id(), context.creation_settings or {},
                                                     embed=mode != "keyword")
-        passages = await self._call(
+        hits = await self._call(
             knowledge_base.search, context.query, top=top_k, mode=mode, where=context.filters or {},
             min_score=threshold or None, include_superseded=bool(options.get("include_superseded", False)),
             one_per_document=bool(options.get("one_chunk_per_document", True)), error=RetrievalError)
-        results = [_entry(passage, mode) for passage in passages]
+        results = [_entry(hit, mode) for hit in hits]
         return RetrievalResponse(results=results, total_found=len(results),
                                  metadata={"mode": mode, "score_threshold": threshold})
 
@@ -176,23 +176,25 @@ class _Failure(RAGError):
     """A failure whose message is the one line to show."""
 
 
-def _entry(passage, mode: str) -> RetrievalResultEntry:
+def _entry(hit, mode: str) -> RetrievalResultEntry:
+    record = hit.record  # path: the document's id; relpath: its file name
     metadata = {
-        **passage.frontmatter,
-        "document_id": passage.document_id,
-        "file_name": passage.frontmatter.get("file_name", ""),
-        "title": passage.title,
-        "start_line": passage.start_line,
-        "end_line": passage.end_line,
-        "legs": passage.legs,  # each leg's rank and own score: cosine similarity, BM25
+        **record.frontmatter,
+        "document_id": record.path,
+        "file_name": record.relpath,
+        "title": record.title,
+        "chunk_index": hit.chunk_index,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "legs": hit.legs,  # each leg's rank and own score: cosine similarity, BM25
     }
     # score orders the list, on the mode's scale: hybrid, the fused score (1.0 = first in every leg);
     # semantic, the cosine similarity; keyword, BM25. distance falls as score rises: 1 - score, or
     # 1 / (1 + score) for BM25, which has no upper bound.
-    distance = 1.0 / (1.0 + passage.score) if mode == "keyword" else 1.0 - passage.score
-    return RetrievalResultEntry(id=f"{passage.document_id}:{passage.chunk_id}",
-                                content=[ContentElement.from_text(passage.chunk_text)], metadata=metadata,
-                                distance=round(distance, 6), score=passage.score)
+    distance = 1.0 / (1.0 + hit.score) if mode == "keyword" else 1.0 - hit.score
+    return RetrievalResultEntry(id=f"{record.path}:{hit.chunk_index}",
+                                content=[ContentElement.from_text(hit.chunk_text)], metadata=metadata,
+                                distance=round(distance, 6), score=hit.score)
 
 
 def _failed(document_id: str, message: str) -> IngestionResult:
