@@ -33,16 +33,12 @@ except ImportError as missing:
                       "`make langbot-plugin` builds, which bundles it, or pip install memory-search "
                       "into the plugin's Python") from None
 
-# The formats this engine reads itself (DOC_PARSING); others need a parser plugin's text.
-PARSED_FORMATS = "Markdown with YAML frontmatter (.md, .markdown, .mdx) and UTF-8 plain text (.txt and text/*)"
 DEFAULT_TOP_K = 5
 DEFAULT_SCORE_THRESHOLD = 0.5
 MODES = {"hybrid": "hybrid", "semantic": "semantic", "keyword": "keyword",
          "vector": "semantic", "full_text": "keyword"}  # the SDK's SearchType names too
 HOST_EMBEDDING_BATCH = 64
 HOST_EMBEDDING_TIMEOUT = 120
-
-_host_dimensions: dict[str, int] = {}  # LangBot embedding model uuid -> vector size
 
 
 class MemorySearchKnowledgeBase(KnowledgeEngine):
@@ -51,6 +47,8 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
 
     @classmethod
     def get_capabilities(cls) -> list[str]:
+        # DOC_PARSING: Markdown (YAML frontmatter) and UTF-8 plain text are read here; other formats
+        # need a parser plugin, whose text arrives as parsed_content.
         return [KnowledgeEngineCapability.DOC_INGESTION, KnowledgeEngineCapability.DOC_PARSING]
 
     async def on_knowledge_base_create(self, kb_id: str, config: dict) -> None:
@@ -96,7 +94,7 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
             raise RetrievalError(f"unknown retrieval_mode {options.get('retrieval_mode')!r}: "
                                  "use hybrid, semantic or keyword")
         knowledge_base = await self._knowledge_base(context.get_collection_id(), context.creation_settings or {},
-                                                    embed=mode != "keyword")
+                                                    embed=mode != "keyword", query=context.query)
         hits = await self._call(
             knowledge_base.search, context.query, top=top_k, mode=mode, where=context.filters or {},
             min_score=threshold or None, include_superseded=bool(options.get("include_superseded", False)),
@@ -111,7 +109,7 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
 
     # --- helpers ----------------------------------------------------------------------------
 
-    async def _knowledge_base(self, kb_id: str, creation_settings: dict, embed: bool = True):
+    async def _knowledge_base(self, kb_id: str, creation_settings: dict, embed: bool = True, query: str = ""):
         config = self.get_plugin_config() or {}
         settings = Settings.from_env().with_overrides(
             database_url=(config.get("database_url") or "").strip() or None,
@@ -119,17 +117,19 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
             voyage_api_key=(config.get("voyage_api_key") or "").strip() or None,
         )
         model = (creation_settings.get("embedding_model") or "").strip() if embed else ""
-        embedder = await self._host_embedder(model) if model else None
+        embedder = await self._host_embedder(model, query) if model else None
         return KnowledgeBase(settings, kb_id, embedder)
 
-    async def _host_embedder(self, model_uuid: str):
-        if model_uuid not in _host_dimensions:
-            try:
-                probe = await self.plugin.invoke_embedding(model_uuid, ["dimension"])
-            except Exception as error:
-                raise _Failure(f"LangBot embedding model {model_uuid} failed: {_first_line(error)}") from None
-            _host_dimensions[model_uuid] = len(probe[0])
-        return HostEmbedder(self.plugin, model_uuid, _host_dimensions[model_uuid], asyncio.get_running_loop())
+    async def _host_embedder(self, model_uuid: str, query: str):
+        """An embedder over a LangBot model, its vector size learnt from a first call: the query's own
+        embedding when there is a query, else a probe. Nothing is kept between calls."""
+        text = query or "dimension"
+        try:
+            (vector,) = await self.plugin.invoke_embedding(model_uuid, [text])
+        except Exception as error:
+            raise _Failure(f"LangBot embedding model {model_uuid} failed: {_first_line(error)}") from None
+        return HostEmbedder(self.plugin, model_uuid, len(vector), asyncio.get_running_loop(),
+                            known={text: vector} if query else {})
 
     async def _call(self, function, *args, error=None, **kwargs):
         """Run a blocking library call in a worker thread; any failure becomes `error` with one line."""
@@ -146,9 +146,11 @@ class HostEmbedder:
     """Embeds with a LangBot embedding model through the host (invoke_embedding); called from the
     library's worker thread, it hands each request to the plugin's event loop and waits for it."""
 
-    def __init__(self, plugin, model_uuid: str, dimension: int, loop: asyncio.AbstractEventLoop):
+    def __init__(self, plugin, model_uuid: str, dimension: int, loop: asyncio.AbstractEventLoop,
+                 known: dict | None = None):
         self.plugin, self.model_uuid, self.loop = plugin, model_uuid, loop
         self.spec = ModelSpec("langbot", model_uuid, dimension)
+        self.known = known or {}  # text -> vector already fetched
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         future = asyncio.run_coroutine_threadsafe(self.plugin.invoke_embedding(self.model_uuid, texts), self.loop)
@@ -163,7 +165,7 @@ class HostEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        return self._embed([text])[0]
+        return self.known[text] if text in self.known else self._embed([text])[0]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
