@@ -7,6 +7,7 @@ writes it), ingested into a fresh knowledge base through the host's file API; ea
 
   .venv/bin/python tests/langbot/evaluate_plugin.py ../shared/eval/jsquad-dev --split dev
   .venv/bin/python tests/langbot/evaluate_plugin.py DATASET --split dev --chunk-size 1000 --chunk-overlap 0
+  .venv/bin/python tests/langbot/evaluate_plugin.py examples/eval/ja-questions-en-notes --embedding-model host-e5
 
 The database and model are the configured ones (MEMORIES_DATABASE_URL / the embedded server,
 the local model); the knowledge base is dropped at the end."""
@@ -35,6 +36,9 @@ def main() -> int:
     parser.add_argument("--chunk-size", type=int, default=500)
     parser.add_argument("--chunk-overlap", type=int, default=50)
     parser.add_argument("--modes", default="hybrid", help="comma-separated: hybrid, semantic, keyword")
+    parser.add_argument("--embedding-model", default="",
+                        help="embed through the host's invoke_embedding (here: the local model without query/"
+                             "passage roles, as a LangBot embedding model)")
     parser.add_argument("--limit-queries", type=int, default=None)
     parser.add_argument("--top-k", type=int, default=5, help="the top_k the threshold figures assume (LangBot's 5)")
     args = parser.parse_args()
@@ -48,7 +52,8 @@ async def evaluate(args) -> int:
     from memory_search.evaluation import load_dataset, ndcg, score_run
 
     dataset = load_dataset(args.dataset, args.split, args.limit_queries)
-    creation = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap}
+    creation = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap,
+                "embedding_model": args.embedding_model}
     with tempfile.TemporaryDirectory(prefix="langbot-eval-") as storage:
         bot = Bot(Path(storage))
         engine = bot.engine
@@ -73,7 +78,7 @@ async def evaluate(args) -> int:
                 for query_id, query in dataset.queries.items():
                     began = time.perf_counter()
                     response = await engine.retrieve(bot.retrieval_context(
-                        kb_id, query, score_threshold=0, top_k=100, retrieval_mode=mode))
+                        kb_id, query, creation=creation, score_threshold=0, top_k=100, retrieval_mode=mode))
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = documents(response)
                     scores[query_id] = [entry.score for entry in response.results]
