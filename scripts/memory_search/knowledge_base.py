@@ -182,7 +182,8 @@ class KnowledgeBase:
                one_per_document: bool = True) -> list[Hit]:
         """Hybrid (or semantic, or keyword) search, the `where` conditions applied in SQL. Each hit's
         record.path is its document's id, record.relpath the document's file name."""
-        filters = Filters(include_superseded=include_superseded, where=where_conditions(where or {}, "filters"))
+        filters = Filters(include_superseded=include_superseded,
+                          where=where_conditions(where, "filters") if where else ())
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
                                 min_score=min_score)
         with connect(self.settings, read_only=True) as conn:
