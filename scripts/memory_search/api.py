@@ -55,8 +55,22 @@ class Memories:
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:
         """The records nearest in meaning to the memory at `path` (absolute, or relative to the directory)."""
-        from .errors import MemoriesMissing, UsageError
         from .retrieval import SearchRequest
+
+        request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
+        return self._searcher("semantic", False).similar(self.filename(path), request)
+
+    def related(self, path: str, *, top: int = 10, filters: Filters | None = None) -> list:
+        """What the memory at `path` links to, what links to it, and what is nearest in meaning
+        (list of related.Related), linked records first."""
+        from .related import related
+
+        return related(self, self.filename(path), top=top, filters=filters or Filters())
+
+    def filename(self, path: str) -> str:
+        """The absolute path of a memory given absolute, relative to the working directory, or relative to the
+        memories directory."""
+        from .errors import MemoriesMissing, UsageError
 
         if not str(path).strip():
             raise UsageError("the path is empty: give a memory's path")
@@ -66,9 +80,7 @@ class Memories:
         relative = relative_path(given, self.root)
         if relative is None:
             raise MemoriesMissing(f"{path} is outside the memories directory {self.root}")
-        filename = str(self.root / relative)
-        request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
-        return self._searcher("semantic", False).similar(filename, request)
+        return str(self.root / relative)
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
                days: int | None = None) -> list:

@@ -6,6 +6,7 @@ import datetime as dt
 import math
 import os
 import sys
+import time
 
 import click
 
@@ -165,8 +166,20 @@ def search_command(query, top, scope, include_superseded, output, no_dedupe, mod
     request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=not no_dedupe,
                             min_score=min_score,
                             rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
+    started = time.perf_counter()
     hits = _search(settings, request)
+    if settings.search_log is not None:
+        _log_search(settings, request, len(hits), (time.perf_counter() - started) * 1000)
     click.echo(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
+
+
+def _log_search(settings: Settings, request, results: int, milliseconds: float) -> None:
+    from . import search_log
+
+    item = search_log.entry(request.query, request.filters, request.top, results, milliseconds, request.mode)
+    warning = search_log.append(settings.search_log, settings.memories_root, item)
+    if warning:
+        _warn(warning)
 
 
 def _filters(scope, include_superseded, project, tags, since, until, where):
@@ -340,16 +353,118 @@ def index_command(rebuild, include, exclude, reset_selection, dry_run, as_json, 
 
 # --- stats ---------------------------------------------------------------------------------------
 
-@_command("  stats.py\n  stats.py --json")
-@click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
-@memories_option
-def stats_command(as_json, memories):
-    """Show what the index holds and how far it is behind the memories directory."""
-    from .render import as_json as to_json, status_text
+STATS_EXAMPLES = """\
+  stats.py
+  stats.py --json
+  stats.py --verify                 # prove the index matches the directory (exit 1 if not)
+  stats.py --searches               # the search log: count, p50/p95, queries that found nothing"""
 
-    with open_memories(_settings(memories)) as library:
+
+@_command(STATS_EXAMPLES)
+@click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
+@click.option("--verify", is_flag=True, help="check every file, chunk, posting and count against the directory; "
+                                             "exit 1 and name the repair when something is wrong")
+@click.option("--searches", is_flag=True, help="summarize the search log (MEMORIES_SEARCH_LOG=1); no database")
+@memories_option
+def stats_command(as_json, verify, searches, memories):
+    """Show what the index holds and how far it is behind the memories directory.
+
+    Also whether an indexer is running now and how many links the memories hold."""
+    from .render import as_json as to_json, search_summary_text, status_text, verification_text
+
+    settings = _settings(memories)
+    if verify and searches:
+        raise UsageError("--verify and --searches are separate reports: give one")
+    if searches:
+        from .search_log import summarize
+
+        summary = summarize(settings.state_dir / "searches.jsonl")
+        click.echo(to_json(summary) if as_json else search_summary_text(summary))
+        return
+    if verify:
+        from .api import Memories
+        from .verify import verify as check
+
+        with Memories(settings) as library:
+            result = check(library.connection, settings)
+        click.echo(to_json(result.as_dict()) if as_json else verification_text(result))
+        raise click.exceptions.Exit(0 if result.clean else EXIT_FAILURE)
+    with open_memories(settings) as library:
         status = library.status()
     click.echo(to_json(status) if as_json else status_text(status))
+
+
+# --- related -------------------------------------------------------------------------------------
+
+RELATED_EXAMPLES = """\
+  related.py wiki/dev/commit-conventions.md
+  related.py "$MEMORIES_DIR/raw/session/2026-11-05/091130_7c2d9e41_2a3b4c5d.md" --top 5 --format json
+  related.py wiki/ops/dev-setup.md --include-superseded"""
+
+
+@_command(RELATED_EXAMPLES)
+@click.argument("path")
+@click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True, help="how many memories, 1..100")
+@click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
+              show_default=True, help="wiki/** or raw/<kind>/** only")
+@click.option("--include-superseded", is_flag=True, help="also list superseded and deprecated records")
+@click.option("--project", help="only records whose frontmatter project is NAME")
+@click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)")
+@memories_option
+def related_command(path, top, output, scope, include_superseded, project, tags, memories):
+    """List what the memory at PATH is connected to, with the reason for each.
+
+    PATH is absolute, relative to the working directory, or relative to the memories
+    directory. Memories it links to (`links to`) and that link to it (`linked from`) come
+    first, then the nearest in meaning (`similar 0.83`); superseded records are left out
+    unless asked for, as in search."""
+    from .api import Memories
+    from .render import related_json, related_markdown
+
+    filters = _filters(scope, include_superseded, project, tags, None, None, None)
+    with Memories(_settings(memories), warn=_warn) as library:
+        entries = library.related(path, top=top, filters=filters)
+    click.echo(related_json(entries) if output == "json" else related_markdown(entries))
+
+
+# --- export --------------------------------------------------------------------------------------
+
+EXPORT_EXAMPLES = """\
+  export.py > chunks.jsonl
+  export.py --format csv --output chunks.csv --scope wiki
+  export.py --format json --project agents --since 2026-10-01 --with-vectors"""
+
+
+@_command(EXPORT_EXAMPLES)
+@click.option("--format", "output_format", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl",
+              show_default=True, help="JSON Lines, one JSON array, or CSV (UTF-8 with BOM and header, all quoted)")
+@click.option("--output", metavar="FILE", help="write here (appears only when complete) instead of stdout")
+@click.option("--with-vectors", is_flag=True, help="add each chunk's embedding as a list of floats")
+@click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
+              show_default=True, help="wiki/** or raw/<kind>/** only")
+@click.option("--include-superseded", is_flag=True, help="also export superseded and deprecated records")
+@click.option("--project", help="only records whose frontmatter project is NAME")
+@click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)")
+@click.option("--since", help="only records dated on or after YYYY-MM-DD")
+@click.option("--until", help="only records dated on or before YYYY-MM-DD")
+@click.option("--where", help='frontmatter filter as JSON, as in search.py: {"field": {"$gte": 3}}')
+@memories_option
+def export_command(output_format, output, with_vectors, scope, include_superseded, project, tags, since, until,
+                   where, memories):
+    """Export the indexed chunks with their metadata for other tools.
+
+    Each chunk: path, relpath, kind, title, status, tags, project, date, chunk_index,
+    start_line, end_line, tokens (its term count), content_hash (SHA-256 of the text) and
+    text; `vector` with --with-vectors. Rows stream from the database, so memory stays flat
+    however large the index. The count goes to stderr."""
+    from .api import Memories
+    from .export import chunks, export
+
+    filters = _filters(scope, include_superseded, project, tags, since, until, where)
+    with Memories(_settings(memories)) as library:
+        count = export(chunks(library.connection, library.root, filters, with_vectors), output_format, output)
+    click.echo(f"exported {count} chunk(s)" + (f" to {output}" if output and output != "-" else ""), err=True)
 
 
 # --- db ------------------------------------------------------------------------------------------
@@ -487,8 +602,9 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, pyt
 memory_search_group = click.Group(
     "memory-search", help="The same commands as the scripts: memory-search COMMAND --help.",
     context_settings={"help_option_names": ["-h", "--help"]},
-    commands={"search": search_command, "similar": similar_command, "recent": recent_command, "index": index_command, "stats": stats_command,
-              "db": db_command, "eval": eval_command, "bench": bench_command})
+    commands={"search": search_command, "similar": similar_command, "recent": recent_command, "index": index_command,
+              "stats": stats_command, "db": db_command, "eval": eval_command, "bench": bench_command,
+              "related": related_command, "export": export_command})
 
 
 def main() -> None:

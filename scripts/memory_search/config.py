@@ -28,7 +28,9 @@ Environment:
   MEMORIES_VOYAGE_BASE_URL      Voyage API address (proxies, tests)
   MEMORIES_NO_DAEMON=1          never use the warm helper process
   MEMORIES_HELPER_IDLE          seconds before an idle helper exits (900)
-  MEMORIES_DEBUG=1              show a traceback on unexpected errors"""
+  MEMORIES_DEBUG=1              show a traceback on unexpected errors
+  MEMORIES_SEARCH_LOG=1         log each search.py query (off by default) to
+                                $XDG_STATE_HOME/memory-search/searches.jsonl"""
 
 RECENT_ENVIRONMENT_HELP = """\b
 Environment:
@@ -54,6 +56,8 @@ class Settings:
     voyage_base_url: str | None
     data_dir: Path
     daemon: bool = True
+    search_log: Path | None = None  # where search.py appends its queries; None: not logged
+    state_dir: Path | None = None  # $XDG_STATE_HOME/memory-search
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -65,6 +69,8 @@ class Settings:
             return value.strip() if value and value.strip() else None
 
         data_home = get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local/share")
+        state_home = get("XDG_STATE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local/state")
+        state_dir = Path(state_home).expanduser() / "memory-search"
         return cls(
             memories_dir=Path(get("MEMORIES_DIR") or DEFAULT_MEMORIES_DIR).expanduser(),
             database_url=get("MEMORIES_DATABASE_URL") or get("COCOINDEX_DATABASE_URL"),
@@ -75,6 +81,8 @@ class Settings:
             voyage_base_url=get("MEMORIES_VOYAGE_BASE_URL"),
             data_dir=Path(get("MEMORIES_DATA_DIR") or Path(data_home) / "memory-search").expanduser(),
             daemon=not _truthy(get("MEMORIES_NO_DAEMON")),
+            search_log=state_dir / "searches.jsonl" if _truthy(get("MEMORIES_SEARCH_LOG")) else None,
+            state_dir=state_dir,
         )
 
     def with_overrides(self, **changes) -> "Settings":

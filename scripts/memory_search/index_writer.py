@@ -15,6 +15,7 @@ from psycopg import sql
 from .chunking import CHUNKER_VERSION
 from .embedding import ModelSpec
 from .embedding_cache import create_cache
+from .links import Link, create_table as create_links_table, replace_links
 from .records import Record
 from .schema import SCHEMA_VERSION, ManagedTables, columns_of
 from .tokens import TOKENIZER_VERSION
@@ -101,6 +102,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
         conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type}({int(spec.dimension)})"),
                                              **_names(tables)))
         create_cache(conn)
+        create_links_table(conn, tables)
         meta = {
             "provider": spec.provider, "model": spec.model, "dimension": str(spec.dimension),
             "chunker_version": CHUNKER_VERSION, "tokenizer_version": TOKENIZER_VERSION,
@@ -130,7 +132,7 @@ def _upgrade(conn, tables: ManagedTables) -> None:
 
 def drop_schema(conn, tables: ManagedTables) -> None:
     with conn.transaction():
-        for name in ("postings", "chunks", "files", "terms", "meta"):
+        for name in ("links", "postings", "chunks", "files", "terms", "meta"):
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(tables.sql(name)))
 
 
@@ -151,8 +153,10 @@ def indexed_files(conn, tables: ManagedTables) -> dict[str, FileState]:
     return {row[0]: FileState(row[1], row[2], row[3]) for row in rows}
 
 
-def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, chunks: list[ChunkRow]) -> None:
-    """Swap one file's rows for new ones in a single transaction: readers see old or new, never a mix."""
+def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, chunks: list[ChunkRow],
+                 links: list[Link] = ()) -> None:
+    """Swap one file's rows (chunks, postings, links) for new ones in a single transaction: readers see old or
+    new, never a mix."""
     files, chunk_table, postings, terms = (tables.sql(name) for name in ("files", "chunks", "postings", "terms"))
     with conn.transaction():
         _forget_file(conn, tables, record.path)
@@ -165,6 +169,7 @@ def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, 
                     "indexed_at = now()").format(files),
             (record.path, record.relpath, state.content_hash, state.size, state.mtime_ns, len(chunks)),
         )
+        replace_links(conn, tables, record.path, list(links))
         if not chunks:
             return
         ids = [row[0] for row in conn.execute(
@@ -230,8 +235,9 @@ def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
 
 
 def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
-    """Remove a file's chunks and postings and take its terms out of the document frequencies."""
+    """Remove a file's chunks, postings and links and take its terms out of the document frequencies."""
     chunks, postings, terms = tables.sql("chunks"), tables.sql("postings"), tables.sql("terms")
+    replace_links(conn, tables, filename, [])
     rows = conn.execute(sql.SQL("SELECT id, term_count FROM {} WHERE filename = %s").format(chunks),
                         (filename,)).fetchall()
     if not rows:
@@ -298,9 +304,9 @@ def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
 def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
     """Put a rebuilt index in the place of the live one in one transaction: a search sees one or the other."""
     with conn.transaction():
-        for name in ("postings", "chunks", "files", "terms", "meta"):
+        for name in ("links", "postings", "chunks", "files", "terms", "meta"):
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(live.sql(name)))
-        for name in ("postings", "chunks", "files", "terms", "meta"):
+        for name in ("links", "postings", "chunks", "files", "terms", "meta"):
             conn.execute(sql.SQL("ALTER TABLE {} RENAME TO {}").format(building.sql(name), live.sql(name)))
         rows = conn.execute(
             "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "

@@ -16,6 +16,7 @@ from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder, vector_literal
 from .embedding_cache import cache_embeddings, cached_embeddings
 from .errors import DatabaseUnavailable, IndexBusy, first_line
+from .links import Link, extract_links
 from .memories import BadMemory, Memory, MemoryFile, Skipped, discover, read_memory, require_directory
 from .records import record_date
 from .schema import ManagedTables, check_versions, read_meta
@@ -86,6 +87,7 @@ class _Pending:
     texts: list[str]
     hashes: list[str]
     rows: list[writer.ChunkRow]
+    links: list[Link]
 
 
 class Indexer:
@@ -239,6 +241,7 @@ class Indexer:
             texts = [join_context(context, chunk.text) for context, chunk in zip(contexts, chunks)]
             rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, None, dict(counts), context)
                     for i, (chunk, counts, context) in enumerate(zip(chunks, terms, contexts))]
+            links = extract_links(memory.body, memory_file.relpath, memory.body_start_line)
         except BadMemory as reason:
             self._skip(conn, memory_file, str(reason), stats)
             return None
@@ -246,7 +249,7 @@ class Indexer:
             self._skip(conn, memory_file, f"could not be read ({type(error).__name__}: {first_line(error)})", stats)
             return None
         return _Pending(memory_file, memory, content_hash(text), texts,
-                        [content_hash(text) for text in texts], rows)
+                        [content_hash(text) for text in texts], rows, links)
 
     def _skip(self, conn, memory_file: MemoryFile, reason: str, stats: IndexStats) -> None:
         reason = reason.replace("\x00", "")
@@ -267,7 +270,7 @@ class Indexer:
                 row.embedding = vectors.get(text_hash)
             state = writer.FileState(item.digest, item.memory_file.size, item.memory_file.mtime_ns)
             try:
-                writer.replace_file(conn, self.tables, item.memory.record, state, item.rows)
+                writer.replace_file(conn, self.tables, item.memory.record, state, item.rows, item.links)
             except psycopg.OperationalError:
                 raise
             except psycopg.Error as error:  # a value PostgreSQL refuses: that file alone is skipped

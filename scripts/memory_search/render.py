@@ -138,11 +138,16 @@ def status_text(status: dict) -> str:
         f"index of {status['memories_dir']} ({status['table']})",
         f"  {status['files']} files, {status['chunks']} chunks, {status['index_bytes'] / 1048576:.1f} MB",
         f"  model {status['model']['provider']}/{status['model']['model']} ({status['model']['dimension']} dimensions)",
-        f"  last indexed {status['last_indexed_at'] or 'never'}",
+        f"  last indexed {status['last_indexed_at'] or 'never'}"
+        + ("; an indexer is running now" if status.get("building") else ""),
     ]
     for group in status["by_kind_and_status"]:
         lines.append(f"  {group['kind']:<8} {group['status']:<11} {group['files']:>6} files "
                      f"{group['chunks']:>7} chunks")
+    links = status.get("links")
+    if links is not None:
+        lines.append(f"  links {links['links']}: {links['resolved']} resolved, {links['unresolved']} unresolved"
+                     + (f" ({links['ambiguous']} ambiguous)" if links["ambiguous"] else ""))
     pending = status["pending"]
     behind = pending["new"] + pending["changed"] + pending["deleted"]
     lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
@@ -151,4 +156,65 @@ def status_text(status: dict) -> str:
         lines.append(f"  unreadable {item['path']}: {item['reason']}")
     if len(status["unreadable"]) > 10:
         lines.append(f"  ... and {len(status['unreadable']) - 10} more unreadable (see --json)")
+    return "\n".join(lines)
+
+
+# --- related memories ------------------------------------------------------------------------------
+
+NO_RELATED = "関連する記録なし"
+
+
+def related_dict(entry) -> dict:
+    """A related memory: its reasons first, then the record's keys as recent.py prints them."""
+    return {"reasons": entry.reasons, "similarity": entry.similarity, **record_dict(entry.record)}
+
+
+def related_json(entries) -> str:
+    return _json([related_dict(entry) for entry in entries])
+
+
+def related_markdown(entries) -> str:
+    if not entries:
+        return NO_RELATED
+    blocks = []
+    for number, entry in enumerate(entries, 1):
+        record = entry.record
+        details = [f"**kind**: {record.kind}", f"**status**: {record.status}"]
+        if record.tags:
+            details.append(f"**tags**: {', '.join(record.tags)}")
+        blocks.append("\n".join([f"### {number}. {record.title}  _({', '.join(entry.reasons)})_",
+                                 f"- **path**: `{record.path}`", "- " + "  ".join(details)]))
+    return "\n\n".join(blocks)
+
+
+# --- the search log ------------------------------------------------------------------------------
+
+def search_summary_text(summary: dict) -> str:
+    if not summary["searches"]:
+        return (f"no searches logged in {summary['log']} "
+                "(set MEMORIES_SEARCH_LOG=1 to log search.py queries)")
+    lines = [f"{summary['searches']} searches logged in {summary['log']}",
+             f"  time p50 {summary['p50_ms']:.0f} ms, p95 {summary['p95_ms']:.0f} ms"]
+    if summary["no_results"]:
+        lines.append("  most frequent queries that found nothing:")
+        lines.extend(f"  {item['count']:>5}  {item['query']}" for item in summary["no_results"])
+    else:
+        lines.append("  every logged search found something")
+    return "\n".join(lines)
+
+
+# --- verification ----------------------------------------------------------------------------------
+
+def verification_text(result) -> str:
+    if result.clean:
+        lines = [f"verified: {result.files} files and {result.chunks} chunks match the directory, "
+                 f"postings, document frequencies, vectors and counts are consistent ({result.seconds:.1f} s)"]
+    else:
+        lines = [f"NOT clean: {len(result.problems)} problem(s) ({result.seconds:.1f} s)"]
+        lines.extend(f"  problem: {problem.text()}" for problem in result.problems)
+        lines.extend(f"  repair: {command}" for command in result.repairs)
+    for item in result.skipped[:10]:
+        lines.append(f"  skipped {item['path']}: {item['reason']}")
+    if len(result.skipped) > 10:
+        lines.append(f"  ... and {len(result.skipped) - 10} more skipped (see --json)")
     return "\n".join(lines)

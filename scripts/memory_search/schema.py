@@ -3,7 +3,7 @@
 Two layouts are found by introspection:
 - `cocoindex`: the table the original's CocoIndex flow writes (id, filename, chunk_text, embedding);
 - `managed`: this project's tables `<prefix>__chunks|__files|__postings|__terms|__meta`, the same
-  columns and more (written by index_writer.py).
+  columns and more (written by index_writer.py), and `<prefix>__links` (links.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .chunking import CHUNKER_VERSION
 from .errors import IndexMismatch, IndexMissing, UsageError
 from .tokens import TOKENIZER_VERSION
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: the links table
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
 
 
@@ -76,8 +76,12 @@ class ManagedTables:
         return f"{self.prefix}__meta"
 
     @property
+    def links(self) -> str:
+        return f"{self.prefix}__links"
+
+    @property
     def all(self) -> tuple[str, ...]:
-        return (self.chunks, self.files, self.postings, self.terms, self.meta)
+        return (self.chunks, self.files, self.postings, self.terms, self.meta, self.links)
 
     def sql(self, name: str) -> sql.Identifier:
         """sql.Identifier of one table: tables.sql("chunks")."""

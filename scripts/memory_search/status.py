@@ -5,7 +5,8 @@ from __future__ import annotations
 from psycopg import sql
 
 from .errors import IndexMissing
-from .index_writer import unreadable_files
+from .index_writer import lock_key, unreadable_files
+from .links import counts as link_counts
 from .schema import ManagedTables, read_meta
 
 
@@ -35,7 +36,18 @@ def index_status(conn, settings) -> dict:
         "model": {"provider": meta["provider"], "model": meta["model"], "dimension": int(meta["dimension"])},
         "index_bytes": int(size or 0),
         "last_indexed_at": meta.get("last_indexed_at"),
+        "building": indexer_running(conn, tables),
+        "links": link_counts(conn, tables),
         "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)},
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
                       + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in plan.bad],
     }
+
+
+def indexer_running(conn, tables: ManagedTables) -> bool:
+    """Whether an indexer holds this index's advisory lock right now (read from pg_locks; taking no lock)."""
+    key = lock_key(tables)
+    return conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+        "AND classid::bigint = %s AND objid::bigint = %s AND database = (SELECT oid FROM pg_database "
+        "WHERE datname = current_database()))", (key >> 32, key & 0xFFFFFFFF)).fetchone()[0]

@@ -1,0 +1,92 @@
+"""What a memory is connected to: the memories it links to, those linking to it, and the nearest in meaning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from psycopg import sql
+
+from .filters import Filters, matches
+from .links import edges
+from .records import Record, make_record
+from .schema import ManagedTables
+
+
+@dataclass
+class Related:
+    """One connected memory and why: `links to`, `linked from`, `similar 0.83`."""
+
+    record: Record
+    links_to: bool = False
+    linked_from: bool = False
+    similarity: float | None = None
+    lines: list[int] = field(default_factory=list)  # where the memory links to it, or it to the memory
+
+    @property
+    def linked(self) -> bool:
+        return self.links_to or self.linked_from
+
+    @property
+    def reasons(self) -> list[str]:
+        reasons = []
+        if self.links_to:
+            reasons.append("links to")
+        if self.linked_from:
+            reasons.append("linked from")
+        if self.similarity is not None:
+            reasons.append(f"similar {self.similarity:.2f}")
+        return reasons
+
+
+def related(memories, filename: str, top: int = 10, filters: Filters | None = None) -> list[Related]:
+    """Linked memories first (both ways, then one way), then by similarity; each passes the filters."""
+    filters = filters or Filters()
+    conn = memories.connection
+    tables = ManagedTables.of(memories.root)
+    entries: dict[str, Related] = {}
+    for edge in edges(conn, tables, source=filename):
+        if edge.target_file and edge.target_file != filename:
+            entry = entries.setdefault(edge.target_file, Related(None))
+            entry.links_to = True
+            entry.lines.append(edge.line)
+    for edge in edges(conn, tables, target=filename):
+        if edge.source != filename:
+            entry = entries.setdefault(edge.source, Related(None))
+            entry.linked_from = True
+    known = indexed_records(conn, tables, list(entries))
+    for path, entry in list(entries.items()):
+        entry.record = known.get(path)
+        if entry.record is None or not matches(filters, entry.record):
+            del entries[path]
+    for hit in memories.similar(filename, top=top + len(entries), filters=filters):
+        entry = entries.get(hit.path)
+        if entry is None:
+            entry = entries[hit.path] = Related(hit.record)
+        entry.similarity = float(hit.score)
+    ordered = sorted(entries.values(), key=lambda entry: (
+        -(entry.links_to + entry.linked_from), -(entry.similarity if entry.similarity is not None else -1.0),
+        entry.record.relpath))
+    return ordered[:top]
+
+
+def indexed_records(conn, tables: ManagedTables, filenames: list[str] | None = None) -> dict[str, Record]:
+    """The records of indexed files (all readable ones when `filenames` is None), from their first chunk."""
+    if not filenames and filenames is not None:
+        return {}
+    where = sql.SQL("f.error IS NULL") + (sql.SQL(" AND f.filename = ANY(%s)") if filenames is not None
+                                          else sql.SQL(""))
+    rows = conn.execute(sql.SQL(
+        "SELECT f.filename, f.relpath, c.kind, c.title, c.status, c.tags, c.project, c.recorded_on, "
+        "c.recorded_time, c.frontmatter FROM {files} f LEFT JOIN LATERAL (SELECT * FROM {chunks} c "
+        "WHERE c.filename = f.filename ORDER BY c.chunk_index LIMIT 1) c ON true WHERE {where} "
+        "ORDER BY f.relpath").format(files=tables.sql("files"), chunks=tables.sql("chunks"), where=where),
+        [filenames] if filenames is not None else []).fetchall()
+    records = {}
+    for filename, relpath, kind, title, status, tags, project, day, clock, frontmatter in rows:
+        if title is None:  # a file without chunks (frontmatter only): what its path says
+            records[filename] = make_record(filename, relpath, {})
+        else:
+            records[filename] = Record(filename, relpath, kind, title, status, tuple(tags or ()), project, day,
+                                       clock, frontmatter or {})
+    return records
+
