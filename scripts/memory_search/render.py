@@ -206,15 +206,16 @@ def search_summary_text(summary: dict) -> str:
 # --- verification ----------------------------------------------------------------------------------
 
 def verification_text(result) -> str:
+    """Skipped files first, then the problems, and the repair last."""
     if result.clean:
         lines = [f"verified: {result.files} files and {result.chunks} chunks match the directory, "
                  f"postings, document frequencies, vectors and counts are consistent ({result.seconds:.1f} s)"]
     else:
         lines = [f"NOT clean: {len(result.problems)} problem(s) ({result.seconds:.1f} s)"]
-        lines.extend(f"  problem: {problem.text()}" for problem in result.problems)
-        lines.extend(f"  repair: {command}" for command in result.repairs)
     for item in result.skipped[:10]:
         lines.append(f"  skipped {item['path']}: {item['reason']}")
     if len(result.skipped) > 10:
         lines.append(f"  ... and {len(result.skipped) - 10} more skipped (see --json)")
+    lines.extend(f"  problem: {problem.text()}" for problem in result.problems)
+    lines.extend(f"  repair: {command}" for command in result.repairs)
     return "\n".join(lines)

