@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test test-langbot langbot-plugin bench eval clean
+.PHONY: install demo test test-langbot langbot-plugin bench eval clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -49,6 +49,11 @@ langbot-plugin: $(BIN)/lbp
 	cp -R scripts/memory_search build/langbot-plugin/memory_search
 	$(BIN)/python -c "import importlib.metadata as m; print(*(r for r in m.requires('memory-search') if 'extra ==' not in r), sep='\n')" >> build/langbot-plugin/requirements.txt
 	cd build/langbot-plugin && $(CURDIR)/$(BIN)/lbp build -o $(CURDIR)/dist
+
+# The graph page's test drives a real headless Chromium; without it that test is skipped, saying so.
+# Not part of `test`: it needs root, apt and a few hundred MB.
+browser:
+	apt-get install -y chromium
 
 clean:
 	rm -rf $(VENV) .pytest_cache .tools build dist

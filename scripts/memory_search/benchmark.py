@@ -138,6 +138,7 @@ class Report:
     sizes: list[dict] = field(default_factory=list)
     recent: dict = field(default_factory=dict)
     freshness: dict = field(default_factory=dict)
+    knowledge: dict = field(default_factory=dict)
 
 
 # Fresh processes are started by a small runner process: a child forked from this (large) process
@@ -420,6 +421,38 @@ class Bench:
         target.write_text(target.read_text(encoding="utf-8") + f"\nEdited at {time.time_ns()}.\n", encoding="utf-8")
         edit = self.runner.run(self.script("index", root=root), self.env)[0]
         return {"files": files, "noop_index_s": round(statistics.median(noop), 3), "one_file_edit_s": round(edit, 3)}
+
+    def knowledge(self, chunks: int, files: int) -> dict:
+        """export.py over `chunks` chunks (each format; time, chunks/s, peak memory), then stats.py --verify over
+        `files` one-chunk files. Reuses the indexes the other parts loaded."""
+        root = self.workdir / f"size{chunks}"
+        if not root.exists():
+            self.say(f"loading {chunks} chunks for export")
+            self.load(root, chunks, 4)
+        result: dict = {"export_chunks": chunks, "verify_files": files}
+        for output_format in ("jsonl", "csv"):
+            target = self.workdir / f"export.{output_format}"
+            times, peaks = [], []
+            for _ in range(3):
+                elapsed, peak = self.runner.run(self.script("export", "--format", output_format, "--output",
+                                                            str(target), "--include-superseded", root=root), self.env)
+                times.append(elapsed)
+                peaks.append(peak)
+            timing = Timing.of(times, peaks)
+            result[f"export_{output_format}"] = {**timing.__dict__, "bytes": target.stat().st_size,
+                                                 "chunks_per_s": round(chunks / (timing.median_ms / 1000))}
+            target.unlink()
+        fresh = self.workdir / "fresh"
+        if not fresh.exists():
+            self.say(f"loading {files} files for verify")
+            self.load(fresh, files, 1)
+        times, peaks = [], []
+        for _ in range(3):
+            elapsed, peak = self.runner.run(self.script("stats", "--verify", root=fresh), self.env)
+            times.append(elapsed)
+            peaks.append(peak)
+        result["verify"] = Timing.of(times, peaks).__dict__
+        return result
 
     def close(self) -> None:
         import shutil

@@ -554,18 +554,21 @@ BENCH_EXAMPLES = """\
               help="files for the no-op and one-edit index runs")
 @click.option("--index-files", type=click.IntRange(min=1), default=120, show_default=True,
               help="files embedded by the real model for indexing throughput")
-@click.option("--skip", default="", help="parts to leave out: indexing, sizes, recent, freshness")
+@click.option("--skip", default="", help="parts to leave out: indexing, sizes, recent, freshness, knowledge")
+@click.option("--export-chunks", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="chunks exported by export.py (knowledge part)")
 @click.option("--python", "python", metavar="PATH",
               help="the interpreter `#!/usr/bin/env python3` runs (default: python3 on PATH outside the venv)")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, python, as_json):
+def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, export_chunks, python, as_json):
     """Measure speed on synthetic Japanese and English memories of every kind.
 
     Prints end-to-end wall time of search.py and recent.py as fresh processes (median and p95), with
     and without the warm helper, run by the venv's python and by the system python3 as Claude Code
     runs them, each also as a ratio to `python3 -c pass` timed interleaved in the same run; where a
     warm search's time goes; in-process query latency per mode, peak memory of a search
-    process, indexing throughput next to the raw embedder's, and no-op / one-edit index runs.
+    process, indexing throughput next to the raw embedder's, no-op / one-edit index runs, and
+    export.py / stats.py --verify time and memory.
     Sizes the local model cannot embed in reasonable time are loaded with vectors derived from a
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
     temporary folder."""
@@ -589,6 +592,9 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, pyt
         if "freshness" not in skipped:
             click.echo(f"no-op and one-edit runs over {fresh_files} files", err=True)
             report.freshness = bench.freshness(fresh_files)
+        if "knowledge" not in skipped:
+            click.echo(f"export.py over {export_chunks} chunks, stats.py --verify over {fresh_files} files", err=True)
+            report.knowledge = bench.knowledge(export_chunks, fresh_files)
         if "sizes" not in skipped:
             report.notes.append("sizes are loaded with pool-derived vectors, not embedded by the model; "
                                 "queries are embedded by the real local model")
