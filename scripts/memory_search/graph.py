@@ -100,6 +100,8 @@ def graph_routes(databases: Mapping[str, Settings]) -> list:
         from .render import related_dict
 
         path = request.query_params.get("path", "")
+        if path.strip() and not Path(path).is_absolute():  # the page sends paths inside the memories directory
+            path = str(memories.root / path)
         try:
             top = min(max(int(request.query_params.get("top", "10")), 1), 100)
         except ValueError:
