@@ -69,6 +69,8 @@ def test_files_changed_added_or_deleted_without_reindexing_are_named(env, indexe
      "start_line, end_line, chunk_text, embedding, term_count, kind, status, title, tags, project, recorded_on, "
      "recorded_time, frontmatter FROM {chunks} LIMIT 1", "duplicate chunks (same file and chunk number)"),
     ("UPDATE {meta} SET value = '99' WHERE key = 'chunks'", "the meta table's chunk count is wrong"),
+    ("UPDATE pg_index SET indisvalid = false WHERE indexrelid = '{chunks}_filename'::regclass",
+     "invalid indexes on the chunks table (an interrupted build)"),
 ])
 def test_rows_damaged_through_psql_are_named_and_a_rebuild_mends_them(env, indexed, database, damage, message):
     tables = ManagedTables.of(indexed.root)

@@ -7,6 +7,7 @@ rows damaged from outside (the indexer trusts what it wrote and would not notice
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ from psycopg import sql
 from .config import Settings
 from .errors import IndexMissing
 from .memories import BadMemory, discover, read_memory, require_directory
-from .schema import ManagedTables, read_meta
+from .schema import ManagedTables, columns_of, read_meta
 
 REINDEX = "scripts/index.py"
 REBUILD = "scripts/index.py --rebuild"
@@ -164,10 +165,10 @@ class _Checker:
 
     def vectors(self, meta: dict) -> None:
         dimension = int(meta["dimension"])
-        wrong = self.rows("SELECT count(*) FROM {chunks} WHERE vector_dims(embedding) <> %s", (dimension,))[0][0]
-        if wrong:
-            self.problem(f"vectors of another dimension than the model's {dimension}", REBUILD,
-                         [f"{wrong} chunks"], wrong)
+        column = columns_of(self.conn, self.tables.chunks).get("embedding", "")
+        if not re.fullmatch(rf"(vector|halfvec)\({dimension}\)", column):
+            self.problem(f"the embedding column is {column or 'missing'}, not the model's {dimension} dimensions",
+                         REBUILD, [meta["model"]])
         invalid = self.conn.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = to_regclass(%s) AND NOT (i.indisvalid AND i.indisready)",
