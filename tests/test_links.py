@@ -106,3 +106,5 @@ def test_links_resolve_by_path_then_unique_name_and_stay_fresh(env, memories, da
     # hub's own links are gone; the session's [[hub]] stays, pointing at nothing
     assert _edges(memories) == [("raw/session/2026-11-01/120000_abcd1234_s1.md", None, "wikilink", "hub")]
     assert _links(env, memories)["links"] == 1 and _links(env, memories)["unresolved"] == 1
+    index(env, memories, "--rebuild")  # built beside the live index and swapped in: the links come along
+    assert _edges(memories) == [("raw/session/2026-11-01/120000_abcd1234_s1.md", None, "wikilink", "hub")]
