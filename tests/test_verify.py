@@ -65,10 +65,12 @@ def test_files_changed_added_or_deleted_without_reindexing_are_named(env, indexe
     ("DELETE FROM {postings} WHERE ctid = (SELECT min(ctid) FROM {postings})",
      "chunks whose postings do not add up to their term count"),
     ("UPDATE {terms} SET df = df + 1 WHERE term = 'alpha'", "document frequencies that differ from the postings"),
-    ("INSERT INTO {chunks} SELECT nextval(pg_get_serial_sequence('{chunks}', 'id')), filename, chunk_index, "
+    ("INSERT INTO {chunks} (filename, chunk_index, start_line, end_line, chunk_text, embedding, term_count, kind, "
+     "status, title, tags, project, recorded_on, recorded_time, frontmatter) SELECT filename, chunk_index, "
      "start_line, end_line, chunk_text, embedding, term_count, kind, status, title, tags, project, recorded_on, "
      "recorded_time, frontmatter FROM {chunks} LIMIT 1", "duplicate chunks (same file and chunk number)"),
     ("UPDATE {meta} SET value = '99' WHERE key = 'chunks'", "the meta table's chunk count is wrong"),
+    ("UPDATE {meta} SET value = '1' WHERE key = 'total_terms'", "the meta table's term total is wrong"),
     ("UPDATE pg_index SET indisvalid = false WHERE indexrelid = '{chunks}_filename'::regclass",
      "invalid indexes on the chunks table (an interrupted build)"),
 ])
@@ -80,6 +82,16 @@ def test_rows_damaged_through_psql_are_named_and_a_rebuild_mends_them(env, index
     assert code == 1 and f"problem: {message}" in text
     assert text.rstrip().endswith("repair: scripts/index.py --rebuild")
     index(env, indexed, "--rebuild")
+    assert _verify(env, indexed)[0] == 0
+
+
+def test_chunks_left_without_an_embedding_are_named_and_index_py_fills_them(env, indexed, database):
+    tables = ManagedTables.of(indexed.root)
+    _psql(database, f"UPDATE {tables.chunks} SET embedding = NULL WHERE id = (SELECT min(id) FROM {tables.chunks})")
+    code, text = _verify(env, indexed)
+    assert code == 1 and "problem: chunks still waiting for their embedding (found by keywords only): 1 chunks" in text
+    assert text.rstrip().endswith("repair: scripts/index.py")
+    index(env, indexed)
     assert _verify(env, indexed)[0] == 0
 
 

@@ -48,8 +48,8 @@ def chunks(conn, root: Path, filters: Filters | None = None, with_vectors: bool 
                                          row[12])))
                 item["tags"] = list(item["tags"] or ())
                 item["content_hash"] = hashlib.sha256(item["text"].encode("utf-8")).hexdigest()
-                if with_vectors:
-                    item["vector"] = [float(value) for value in row[13].strip("[]").split(",")]
+                if with_vectors:  # null while the chunk waits for its embedding (keyword-first indexing)
+                    item["vector"] = [float(value) for value in row[13].strip("[]").split(",")] if row[13] else None
                 yield item
 
 

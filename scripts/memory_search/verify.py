@@ -169,6 +169,10 @@ class _Checker:
         if not re.fullmatch(rf"(vector|halfvec)\({dimension}\)", column):
             self.problem(f"the embedding column is {column or 'missing'}, not the model's {dimension} dimensions",
                          REBUILD, [meta["model"]])
+        pending = self.rows("SELECT count(*) FROM {chunks} WHERE embedding IS NULL")[0][0]
+        if pending:  # keyword-first indexing: written, not embedded yet (a run stopped before the model finished)
+            self.problem("chunks still waiting for their embedding (found by keywords only)", REINDEX,
+                         [f"{pending} chunks"], pending)
         invalid = self.conn.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = to_regclass(%s) AND NOT (i.indisvalid AND i.indisready)",
@@ -182,3 +186,8 @@ class _Checker:
         if recorded is not None and int(recorded) != self.result.chunks:
             self.problem("the meta table's chunk count is wrong", REBUILD,
                          [f"says {recorded}, the chunks table holds {self.result.chunks}"])
+        terms = meta.get("total_terms")
+        actual = self.rows("SELECT coalesce(sum(term_count), 0) FROM {chunks}")[0][0]
+        if terms is not None and int(terms) != int(actual):
+            self.problem("the meta table's term total is wrong", REBUILD,
+                         [f"says {terms}, the chunks hold {actual}"])
