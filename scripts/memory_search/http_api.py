@@ -1,7 +1,7 @@
 """The HTTP face: a read-only local API (Starlette on Uvicorn), bound to 127.0.0.1 only.
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
-/api/semantic, which are /api/search with a fixed target. A "db" is a named index: a memories
+/api/semantic, which are /api/search with a fixed target; /graph draws the link graph (graph.py). A "db" is a named index: a memories
 directory and its table. The default one is MEMORIES_DIR's; more come from --db NAME=DIR or from
 databases.json in the configuration folder. Both branches of a search run at once, each on its
 own read-only connection, through the same search as search.py."""
@@ -28,6 +28,7 @@ from .cli import _command, memories_option
 from .config import ENVIRONMENT_HELP, Settings
 from .errors import MemorySearchError, UsageError, first_line, mask_secrets, require_text
 from .faces import SharedMemories
+from .graph import graph_routes
 
 DEFAULT_DB = "default"
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
@@ -183,6 +184,7 @@ def create_app(databases: list[Database], secrets: tuple = ()) -> Starlette:
         Route("/api/keyword", searcher("keyword"), methods=["GET"]),  # deprecated: use /api/search?target=
         Route("/api/semantic", searcher("semantic"), methods=["GET"]),  # deprecated: use /api/search?target=
     ]
+    routes += graph_routes({db.name: db.memories.settings for db in databases if db.memories is not None})
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
 
 
@@ -284,7 +286,8 @@ def serve_command(port, dbs, memories):
     """Serve the memories over a read-only HTTP API on 127.0.0.1.
 
     GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
-    (and the deprecated /api/keyword, /api/semantic). The default db is the memories
+    (and the deprecated /api/keyword, /api/semantic); /graph?db= draws the link graph in a
+    browser. The default db is the memories
     directory's index; databases.json in the configuration folder and --db add more.
     The base URL is written to <config>/memory-search/endpoint and removed on exit."""
     settings = Settings.from_env().with_overrides(memories_dir=memories)
