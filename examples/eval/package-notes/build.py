@@ -20,7 +20,7 @@ import unicodedata
 from pathlib import Path
 
 PERMISSIVE = {"MIT", "MIT-0", "ISC", "BSD-2-Clause", "BSD-3-Clause", "Apache-2.0", "CC0-1.0", "BlueOak-1.0.0"}
-MAX_README_CHARS = 4000  # about four chunks: keeps the set quick to embed on a laptop
+MAX_README_CHARS = 2000  # short notes, and a set quick to embed on a laptop (about 700 chunks)
 MIN_README_CHARS = 300  # less is a stub with nothing left once the description is out
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _SPACE = re.compile(r"\s+")
