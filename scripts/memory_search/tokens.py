@@ -1,10 +1,10 @@
 """Keyword tokens for Japanese and English text, the same for documents and queries.
 
-Japanese (and Chinese) runs are split into words by a morphological analyser (Sudachi, core dictionary, short
-units) and indexed by their normalized forms, so 附属/付属 or シュミレーション/シミュレーション meet;
-particles, auxiliary verbs, conjunctions, interjections and symbols are left out, as Lucene's
-Japanese analyser leaves them out by default. Korean runs become overlapping character
-bigrams. Latin words are lowercased and Snowball-stemmed; NFKC folds full-width forms.
+Japanese (and Chinese) runs are split into words by a morphological analyser (Sudachi, core
+dictionary, short units) and indexed by their normalized forms, so 附属/付属 or
+シュミレーション/シミュレーション meet; particles, auxiliary verbs, conjunctions, interjections and
+symbols are left out, as Lucene's Japanese analyser leaves them out by default. Korean runs become
+overlapping character bigrams. Latin words are lowercased and Snowball-stemmed; NFKC folds full-width forms.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class _Analyser:
         from sudachipy import Dictionary, SplitMode
 
         dictionary = Dictionary(dict="core")
-        self.tokenizer = dictionary.tokenizer(mode=SplitMode.A, fields={"pos", "normalized_form"})
+        self.tokenizer = dictionary.tokenizer(mode=SplitMode.A, fields={"pos", "normalized_form", "surface"})
         self.stop = dictionary.pos_matcher(lambda pos: pos[0] in _STOP_PARTS_OF_SPEECH)
 
 
@@ -55,10 +55,17 @@ def _analyser() -> _Analyser:
 
 @lru_cache(maxsize=50_000)
 def japanese_words(run: str) -> tuple[str, ...]:
-    """The normalized forms of the content words in a run of Japanese text."""
+    """The normalized forms of the content words in a run of Japanese text.
+
+    A normalized form outside the Japanese script (二 -> 2) gives way to the surface form: a
+    Japanese word must not match digits or Latin words in English text."""
     analyser = _analyser()
-    return tuple(morpheme.normalized_form() for morpheme in analyser.tokenizer.tokenize(run)
-                 if not analyser.stop(morpheme))
+    words = []
+    for morpheme in analyser.tokenizer.tokenize(run):
+        if not analyser.stop(morpheme):
+            form = morpheme.normalized_form()
+            words.append(form if _IS_CJK.search(form) else morpheme.surface())
+    return tuple(words)
 
 
 def _bigrams(run: str) -> list[str]:
