@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test test-langbot langbot-plugin bench eval clean browser
+.PHONY: install demo test test-langbot langbot-plugin bench eval eval-notes clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -66,5 +66,16 @@ EVAL ?= ../shared/eval
 eval: install
 	$(BIN)/python scripts/eval.py $(EVAL)/scifact-train --split train
 	$(BIN)/python scripts/eval.py $(EVAL)/jsquad-dev --split dev
+	$(BIN)/python scripts/eval.py $(EVAL)/jaquad-train --split train
 	$(BIN)/python scripts/eval.py examples/eval/ja-questions-en-notes --split test
 	$(BIN)/python scripts/eval.py examples/eval/en-questions-ja-notes --split test
+
+# The package-notes set (examples/eval/package-notes): npm READMEs, queries = their descriptions.
+NOTES_SRC ?= /tmp/memory-search-package-notes
+eval-notes: install
+	mkdir -p $(NOTES_SRC)/src
+	cp examples/eval/package-notes/package.json examples/eval/package-notes/package-lock.json $(NOTES_SRC)/src/
+	cd $(NOTES_SRC)/src && npm ci --ignore-scripts --no-audit --no-fund --silent
+	$(BIN)/python examples/eval/package-notes/build.py $(NOTES_SRC)/src/node_modules $(NOTES_SRC)/set
+	$(BIN)/python scripts/eval.py $(NOTES_SRC)/set --split ja
+	$(BIN)/python scripts/eval.py $(NOTES_SRC)/set --split en

@@ -31,6 +31,14 @@ def test_plain_rrf_ignores_coverage():
     assert fuse(_legs(0.05), "rrf-equal") == fuse(_legs(1.0), "rrf-equal")
 
 
+def test_convex_fusion_averages_each_legs_score_over_its_best():
+    fused = dict(fuse(_legs(1.0), "convex"))
+    assert fused[3] == pytest.approx((0.88 / 0.90 + 1.0) / 2)  # second to none in keyword, close in semantic
+    assert fused[1] == pytest.approx(1.0 / 2)  # first in semantic only
+    weak = dict(fuse(_legs(0.1), "convex"))
+    assert weak[3] == pytest.approx((0.88 / 0.90 + 0.1) / 2)
+
+
 def test_an_empty_leg_changes_nothing():
     semantic = _legs(1.0)["semantic"]
     assert [chunk for chunk, _ in fuse({"semantic": semantic, "keyword": []})] == [1, 2, 3]

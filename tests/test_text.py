@@ -7,9 +7,22 @@ from memory_search.memories import split_frontmatter
 from memory_search.tokens import tokenize
 
 
-def test_japanese_runs_become_bigrams_so_short_words_match_inside_long_runs():
-    assert "配置" in tokenize("来期のサーバー配置計画")
-    assert set(tokenize("配置")) <= set(tokenize("来期のサーバー配置計画"))
+def test_japanese_is_split_into_content_words_so_a_word_matches_inside_a_compound():
+    tokens = tokenize("来期のサーバー配置計画")
+    assert {"配置", "計画", "サーバー"} <= set(tokens)
+    assert "の" not in tokens  # particles carry no topic
+    assert set(tokenize("配置")) <= set(tokens)
+
+
+def test_japanese_spelling_variants_and_inflections_meet():
+    assert tokenize("附属病院") == tokenize("付属病院")
+    assert tokenize("シュミレーション") == tokenize("シミュレーション")
+    assert set(tokenize("データを打ち込んだ")) == set(tokenize("データを打ち込む"))
+    assert tokenize("ＡＩ検索") == tokenize("AI検索")
+
+
+def test_korean_runs_become_bigrams():
+    assert tokenize("한국어") == ["한국", "국어"]
 
 
 def test_latin_words_are_folded_and_stemmed_the_same_for_queries_and_documents():

@@ -84,6 +84,32 @@ def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
     return 0.0
 
 
+def per_query_ndcg(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
+    return {query_id: round(ndcg(ranked, dataset.qrels[query_id], 10), 4) for query_id, ranked in runs.items()}
+
+
+@dataclass
+class Comparison:
+    """How configuration B fares against A, query by query (nDCG@10)."""
+
+    base: str
+    other: str
+    delta: float  # mean nDCG@10 of B minus A
+    wins: int  # queries where B scores higher
+    losses: int
+    ties: int
+
+
+def compare(base: str, base_scores: dict[str, float], other: str, other_scores: dict[str, float]) -> Comparison:
+    shared = sorted(set(base_scores) & set(other_scores))
+    if not shared:
+        raise UsageError(f"{base} and {other} share no query: compare runs of the same set and sample")
+    differences = [other_scores[query_id] - base_scores[query_id] for query_id in shared]
+    return Comparison(base, other, round(sum(differences) / len(shared), 4),
+                      sum(d > 1e-9 for d in differences), sum(d < -1e-9 for d in differences),
+                      sum(abs(d) <= 1e-9 for d in differences))
+
+
 def score_run(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
     totals = dict.fromkeys(CUTOFFS, 0.0)
     for query_id, ranked in runs.items():
@@ -107,6 +133,37 @@ class _RememberingEmbedder:
         return self.seen[text]
 
 
+LEGS = ("keyword", "semantic", "hybrid", "rerank")
+
+
+def parse_mode(mode: str) -> dict:
+    """The search request's settings for an eval mode, LEG[:OPTION[+OPTION...]], e.g. hybrid:rrf-equal."""
+    from .retrieval import FUSIONS
+
+    leg, _, options = mode.partition(":")
+    if leg not in LEGS:
+        raise UsageError(f"unknown mode {mode!r}: use {', '.join(LEGS)}, optionally with :OPTION")
+    request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, rerank=leg == "rerank", fusion="rrf",
+                   snippets=False)
+    for option in filter(None, options.split("+")):
+        if option in FUSIONS:
+            request["fusion"] = option
+        else:
+            raise UsageError(f"unknown option {option!r} in mode {mode!r}: use one of {', '.join(FUSIONS)}")
+    return request
+
+
+def compare_reports(report: "Report", pair: list[str], saved: dict | None = None) -> None:
+    """Add to the report B against A for --compare A,B, and each mode against the same mode of a saved run."""
+    if pair:
+        base, other = pair
+        report.comparisons.append(compare(base, report.per_query[base], other, report.per_query[other]))
+    if saved:
+        for mode, scores in report.per_query.items():
+            if mode in saved["per_query"]:
+                report.comparisons.append(compare(f"{mode} (saved)", saved["per_query"][mode], mode, scores))
+
+
 @dataclass
 class Report:
     dataset: str
@@ -116,6 +173,13 @@ class Report:
     index_seconds: float
     results: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> metrics
     query_ms: dict[str, float] = field(default_factory=dict)  # mode -> median latency
+    per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> query id -> nDCG@10
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        """The report without the per-query scores, as eval.py --json prints it."""
+        return {key: value for key, value in self.__dict__.items() if key != "per_query"} | {
+            "comparisons": [comparison.__dict__ for comparison in self.comparisons]}
 
 
 def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
@@ -146,9 +210,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             reranker = voyage_reranker(run_settings, RERANK_MODEL) if settings.voyage_api_key else None
             searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, reranker)
             for mode in modes:
-                leg, _, fusion = mode.partition(":")
-                request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, filters=Filters(),
-                               rerank=leg == "rerank", fusion=fusion or "rrf", snippets=False)
+                request = parse_mode(mode) | {"filters": Filters()}
                 runs, timings = {}, []
                 for query_id, text in dataset.queries.items():
                     began = time.perf_counter()
@@ -156,6 +218,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
                 report.results[mode] = score_run(runs, dataset)
+                report.per_query[mode] = per_query_ndcg(runs, dataset)
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
         return report
     finally:

@@ -13,7 +13,7 @@ from .snippets import snippet
 from .tokens import tokenize
 
 MODES = ("hybrid", "semantic", "keyword")
-FUSIONS = ("rrf", "rrf-equal", "weighted", "weighted-equal")
+FUSIONS = ("rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
 RRF_K = 60
 MAX_QUERY_CHARS = 2_000
 RERANK_MODEL = "rerank-2.5"
@@ -208,9 +208,10 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
 
     rrf: reciprocal rank fusion (k=60) in which a keyword hit counts in proportion to the share of
     the query it matched, so a leg without signal (a Japanese question over English notes, matched
-    on one stray word) cannot outvote one with signal. rrf-equal: plain RRF. weighted: 0.7 x cosine
-    + 0.3 x BM25 scaled by the leg's best, the BM25 part also scaled by coverage; weighted-equal:
-    without that scaling."""
+    on one stray word) cannot outvote one with signal. rrf-equal: plain RRF. convex: the mean of the
+    legs' scores, each scaled by its leg's best (its theoretical minimum, 0, kept), the BM25 part also
+    scaled by coverage; convex-equal: without that scaling. weighted: 0.7 x cosine + 0.3 x BM25 scaled
+    by the leg's best, the BM25 part also scaled by coverage; weighted-equal: without that scaling."""
     if method not in FUSIONS:
         raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
     if method.startswith("weighted"):
@@ -222,7 +223,8 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
     for leg, candidates in legs.items():
         if not candidates:
             continue
-        best = candidates[0].score if leg == "keyword" and candidates[0].score > 0 else 1.0
+        scaled = leg == "keyword" or method.startswith("convex")
+        best = candidates[0].score if scaled and candidates[0].score > 0 else 1.0
         for rank, candidate in enumerate(candidates, 1):
             weight = leg_weights[leg] * (candidate.coverage if by_coverage else 1.0)
             if method.startswith("rrf"):

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-
-from .tokens import tokenize
+import unicodedata
 
 SNIPPET_CHARS = 200
 _SPACE = re.compile(r"\s+")
@@ -15,8 +14,11 @@ def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) ->
     """The line of a chunk with the most query weight, and what follows it, in at most `limit` characters."""
     lines = text.split("\n")
     best, best_score = 0, 0.0
+    # A query term counts where its text occurs in the line: cheaper than analysing every line, and a
+    # stem (e.g. "index") or a Japanese word occurs in the words it was made from.
     for number, line in enumerate(lines):
-        score = sum(weights.get(token, 0.0) for token in set(tokenize(line)))
+        folded = unicodedata.normalize("NFKC", line).lower()
+        score = sum(weight for token, weight in weights.items() if token in folded)
         if score > best_score:
             best, best_score = number, score
     pieces, size = [], 0

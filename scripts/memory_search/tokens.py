@@ -1,7 +1,10 @@
 """Keyword tokens for Japanese and English text, the same for documents and queries.
 
-CJK runs become overlapping character bigrams (so a two-character word is found inside a
-longer run); Latin words are lowercased and Snowball-stemmed; NFKC folds full-width forms.
+Japanese (and Chinese) runs are split into words by a morphological analyser (Sudachi, core
+dictionary, short units) and indexed by their normalized forms, so 附属/付属 or
+シュミレーション/シミュレーション meet; particles, auxiliary verbs, conjunctions, interjections and
+symbols are left out, as Lucene's Japanese analyser leaves them out by default. Korean runs become
+overlapping character bigrams. Latin words are lowercased and Snowball-stemmed; NFKC folds full-width forms.
 """
 
 from __future__ import annotations
@@ -11,11 +14,15 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-TOKENIZER_VERSION = "1"
+# Bump when tokens change: an index built with other tokens is refused until --rebuild.
+TOKENIZER_VERSION = "2"
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u30fc\u3005"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_IS_HANGUL = re.compile(r"[\uac00-\ud7af]")
+# The parts of speech Lucene's JapaneseAnalyzer drops (its stoptags), in Sudachi's names.
+_STOP_PARTS_OF_SPEECH = frozenset({"助詞", "助動詞", "接続詞", "感動詞", "補助記号", "記号", "空白"})
 
 
 @lru_cache(maxsize=1)
@@ -30,18 +37,52 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word) if len(word) > 3 and word.isascii() and word.isalpha() else word
 
 
+class _Analyser:
+    """Sudachi's tokenizer and the parts of speech to keep; the dictionary loads on first use."""
+
+    def __init__(self):
+        from sudachipy import Dictionary, SplitMode
+
+        dictionary = Dictionary(dict="core")
+        self.tokenizer = dictionary.tokenizer(mode=SplitMode.A, fields={"pos", "normalized_form", "surface"})
+        self.stop = dictionary.pos_matcher(lambda pos: pos[0] in _STOP_PARTS_OF_SPEECH)
+
+
+@lru_cache(maxsize=1)
+def _analyser() -> _Analyser:
+    return _Analyser()
+
+
+@lru_cache(maxsize=50_000)
+def japanese_words(run: str) -> tuple[str, ...]:
+    """The normalized forms of the content words in a run of Japanese text.
+
+    A normalized form outside the Japanese script (二 -> 2) gives way to the surface form: a
+    Japanese word must not match digits or Latin words in English text."""
+    analyser = _analyser()
+    words = []
+    for morpheme in analyser.tokenizer.tokenize(run):
+        if not analyser.stop(morpheme):
+            form = morpheme.normalized_form()
+            words.append(form if _IS_CJK.search(form) else morpheme.surface())
+    return tuple(words)
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens in order, with repeats."""
     tokens: list[str] = []
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
         run = match.group()
-        if _IS_CJK.match(run):
-            if len(run) == 1:
-                tokens.append(run)
-            else:
-                tokens.extend(run[i:i + 2] for i in range(len(run) - 1))
-        else:
+        if not _IS_CJK.match(run):
             tokens.append(_stem(run.replace("’", "'")))
+        elif _IS_HANGUL.search(run):
+            tokens.extend(_bigrams(run))
+        else:
+            tokens.extend(japanese_words(run))
     return tokens
 
 
