@@ -51,9 +51,9 @@ langbot-plugin: $(BIN)/lbp
 	cd build/langbot-plugin && $(CURDIR)/$(BIN)/lbp build -o $(CURDIR)/dist
 
 # The graph page's test drives a real headless Chromium; without it that test is skipped, saying so.
-# Not part of `test`: it needs root, apt and a few hundred MB.
+# Not part of `test`: it needs root, apt and a few hundred MB (.ci/run installs it).
 browser:
-	apt-get install -y chromium
+	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .tools build dist
