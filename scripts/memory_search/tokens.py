@@ -10,6 +10,7 @@ overlapping character bigrams. Latin words are lowercased and Snowball-stemmed; 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from functools import lru_cache
@@ -48,9 +49,13 @@ class _Analyser:
         self.stop = dictionary.pos_matcher(lambda pos: pos[0] in _STOP_PARTS_OF_SPEECH)
 
 
+_ANALYSER_LOCK = threading.Lock()  # the HTTP face tokenizes in threads: load the dictionary once
+
+
 @lru_cache(maxsize=1)
 def _analyser() -> _Analyser:
-    return _Analyser()
+    with _ANALYSER_LOCK:
+        return _Analyser()
 
 
 @lru_cache(maxsize=50_000)
