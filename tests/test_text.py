@@ -60,3 +60,26 @@ def test_a_chunk_size_and_overlap_bound_every_chunk_and_repeat_the_end_of_the_on
         repeated = chunk.text[: -len(own.text)].rstrip("\n")
         assert chunk.text.endswith(own.text) and 0 < len(repeated) < 50 and before.text.endswith(repeated)
 
+
+
+def test_japanese_tokenizing_in_many_threads_at_once_gives_the_same_words():
+    import threading
+
+    texts = [f"検索のための資料{number}を附属の棚に置いた。シュミレーションの結果{number}" for number in range(64)]
+    alone = [tokenize(text) for text in texts]
+    results, errors = {}, []
+
+    def work(offset):
+        try:
+            for index in range(offset, len(texts), 8):
+                results[index] = tokenize(texts[index] + "。")  # not cached: analysed again
+        except Exception as error:  # a shared tokenizer raises "already in use"
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(offset,)) for offset in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert [results[index] for index in range(len(texts))] == alone

@@ -39,23 +39,38 @@ def _stem(word: str) -> str:
 
 
 class _Analyser:
-    """Sudachi's tokenizer and the parts of speech to keep; the dictionary loads on first use."""
+    """Sudachi's dictionary and the parts of speech to keep, loaded once; a tokenizer per thread, since a
+    Sudachi tokenizer serves one call at a time (the HTTP face tokenizes in threads)."""
 
     def __init__(self):
-        from sudachipy import Dictionary, SplitMode
+        from sudachipy import Dictionary
 
-        dictionary = Dictionary(dict="core")
-        self.tokenizer = dictionary.tokenizer(mode=SplitMode.A, fields={"pos", "normalized_form", "surface"})
-        self.stop = dictionary.pos_matcher(lambda pos: pos[0] in _STOP_PARTS_OF_SPEECH)
+        self.dictionary = Dictionary(dict="core")
+        self.stop = self.dictionary.pos_matcher(lambda pos: pos[0] in _STOP_PARTS_OF_SPEECH)
+        self._local = threading.local()
+
+    @property
+    def tokenizer(self):
+        tokenizer = getattr(self._local, "tokenizer", None)
+        if tokenizer is None:
+            from sudachipy import SplitMode
+
+            tokenizer = self._local.tokenizer = self.dictionary.tokenizer(
+                mode=SplitMode.A, fields={"pos", "normalized_form", "surface"})
+        return tokenizer
 
 
-_ANALYSER_LOCK = threading.Lock()  # the HTTP face tokenizes in threads: load the dictionary once
+_ANALYSER: _Analyser | None = None
+_ANALYSER_LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=1)
 def _analyser() -> _Analyser:
-    with _ANALYSER_LOCK:
-        return _Analyser()
+    global _ANALYSER
+    if _ANALYSER is None:
+        with _ANALYSER_LOCK:  # load the dictionary once, however many threads ask at the same time
+            if _ANALYSER is None:
+                _ANALYSER = _Analyser()
+    return _ANALYSER
 
 
 @lru_cache(maxsize=50_000)
