@@ -65,14 +65,21 @@ def test_a_chunk_size_and_overlap_bound_every_chunk_and_repeat_the_end_of_the_on
 def test_japanese_tokenizing_in_many_threads_at_once_gives_the_same_words():
     import threading
 
-    texts = [f"検索のための資料{number}を附属の棚に置いた。シュミレーションの結果{number}" for number in range(64)]
+    import random
+
+    words = ["検索", "資料", "附属", "棚", "置く", "結果", "シュミレーション", "記録", "会議", "要約", "の", "を", "に"]
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(words) for _ in range(400)) for _ in range(64)]  # long runs, none alike
+    from memory_search.tokens import japanese_words
+
     alone = [tokenize(text) for text in texts]
+    japanese_words.cache_clear()  # every thread analyses its texts again
     results, errors = {}, []
 
     def work(offset):
         try:
             for index in range(offset, len(texts), 8):
-                results[index] = tokenize(texts[index] + "。")  # not cached: analysed again
+                results[index] = tokenize(texts[index])
         except Exception as error:  # a shared tokenizer raises "already in use"
             errors.append(error)
 
