@@ -35,11 +35,12 @@ PACKAGE_DIR = os.path.join(SCRIPTS_DIR, "memory_search")
 
 # What a run reads from the environment besides the configuration: sent with each request.
 PER_CALL = ("MEMORIES_DIR", "MEMORIES_TABLE", "MEMORIES_DEBUG", "COLUMNS", "LINES")
-# What selects the database, the model and the key, and so the helper: hashed, never sent.
+# What selects the database, the model and the key, and so the helper: hashed, never sent. The search
+# log's switch and folder are here too, so a caller that does not log is never served by a helper that does.
 CONFIGURATION = ("MEMORIES_DATABASE_URL", "COCOINDEX_DATABASE_URL", "MEMORIES_EMBEDDING_PROVIDER",
                  "MEMORIES_EMBEDDING_MODEL", "VOYAGE_API_KEY", "MEMORIES_VOYAGE_BASE_URL", "MEMORIES_DATA_DIR",
-                 "XDG_DATA_HOME", "HOME", "TZ")
-PATHS = ("MEMORIES_DATA_DIR", "XDG_DATA_HOME", "HOME")  # made absolute before hashing: the helper runs elsewhere
+                 "XDG_DATA_HOME", "HOME", "TZ", "MEMORIES_SEARCH_LOG", "XDG_STATE_HOME")
+PATHS = ("MEMORIES_DATA_DIR", "XDG_DATA_HOME", "HOME", "XDG_STATE_HOME")  # made absolute before hashing
 
 
 def answer(script: str) -> bool:

@@ -393,3 +393,16 @@ def test_the_reply_keeps_the_order_of_stdout_and_stderr_writes():
     assert _client.parse_reply(reply) == ("ok", 0, [(2, b"warning\n"), (1, "結果 1\n2\n".encode()), (2, b"done\n")])
     assert _client.parse_reply(reply[:-1]) is None  # cut short
     assert _client.parse_reply(reply.replace(b" ok 0 ", b" ok 0 9")) is None  # totals that do not add up
+
+
+def test_the_search_log_setting_selects_its_own_helper(tmp_path):
+    """A caller that does not log its queries is never served by a helper that does, nor the reverse."""
+    import _client
+
+    base = {"HOME": str(tmp_path), "MEMORIES_DIR": str(tmp_path / "memories")}
+    plain = _client.identity(base, str(tmp_path))
+    logging = _client.identity(dict(base, MEMORIES_SEARCH_LOG="1"), str(tmp_path))
+    elsewhere = _client.identity(dict(base, MEMORIES_SEARCH_LOG="1", XDG_STATE_HOME=str(tmp_path / "s")),
+                                 str(tmp_path))
+    assert len({plain, logging, elsewhere}) == 3
+    assert _client.identity(dict(base, MEMORIES_DIR="/elsewhere"), str(tmp_path)) == plain  # per-call, not identity
