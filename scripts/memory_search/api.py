@@ -28,11 +28,16 @@ def open(settings: Settings | None = None, /, warn=None, **overrides) -> "Memori
 class Memories:
     """Search, list and index one memories directory."""
 
-    def __init__(self, settings: Settings, warn=None):
+    def __init__(self, settings: Settings, warn=None, embedders=None, connections=None):
+        """embedders (embedding.Embedders) and connections (database.ConnectionPool): shared with other
+        Memories, for servers; by default this object's own."""
+        from .embedding import Embedders
+
         self.settings = settings
         self.warn = warn or (lambda message: None)
+        self.embedders = embedders if embedders is not None else Embedders()
+        self._pool = connections
         self._connection = None
-        self._embedders: dict[str, object] = {}
 
     @property
     def root(self) -> Path:
@@ -116,17 +121,24 @@ class Memories:
 
     @property
     def connection(self):
-        """A read-only connection, opened on first use and reopened when it broke."""
+        """A read-only connection, opened (or taken from the pool) on first use and again when it broke."""
         from .database import connect
 
         require_directory(self.root)
         if self._connection is None or self._connection.closed or self._connection.broken:
-            self._connection = connect(self.settings, read_only=True)
+            if self._pool is not None:
+                self._connection = self._pool.take(self.settings)
+            else:
+                self._connection = connect(self.settings, read_only=True)
         return self._connection
 
     def close(self) -> None:
+        """Close the connection, or give it back to the pool."""
         if self._connection is not None:
-            self._connection.close()
+            if self._pool is not None:
+                self._pool.give(self._connection)
+            else:
+                self._connection.close()
             self._connection = None
 
     def __enter__(self) -> "Memories":
@@ -139,7 +151,7 @@ class Memories:
         return bool(self.settings.voyage_api_key) if asked is None else asked
 
     def _searcher(self, mode: str | None, rerank: bool):
-        from .embedding import choose_spec, make_embedder, voyage_reranker
+        from .embedding import choose_spec, voyage_reranker
         from .layouts import layout_for
         from .retrieval import RERANK_MODEL, Searcher
         from .schema import find_index
@@ -148,9 +160,6 @@ class Memories:
         info = find_index(conn, self.root, self.settings.table)
         embedder = None
         if (mode or "") != "keyword":
-            spec = choose_spec(self.settings, info.spec, info.dimension)
-            embedder = self._embedders.get(spec.key)
-            if embedder is None:
-                embedder = self._embedders[spec.key] = make_embedder(spec, self.settings)
+            embedder = self.embedders.get(choose_spec(self.settings, info.spec, info.dimension), self.settings)
         reranker = voyage_reranker(self.settings, RERANK_MODEL) if rerank and self.settings.voyage_api_key else None
         return Searcher(conn, layout_for(info, self.root), embedder, reranker, self.warn)

@@ -279,73 +279,21 @@ class _WorkingDirectory:
 
 # --- shared resources ---------------------------------------------------------------------------
 
-class _Serialized:
-    """An embedder used by one request at a time (the local model is not thread-safe)."""
-
-    def __init__(self, embedder):
-        self.embedder = embedder
-        self.spec = embedder.spec
-        self.lock = threading.Lock()
-
-    def embed_query(self, text):
-        with self.lock:
-            return self.embedder.embed_query(text)
-
-    def embed_documents(self, texts):
-        with self.lock:
-            return self.embedder.embed_documents(texts)
-
-
-class _Embedders(dict):
-    def __setitem__(self, key, embedder):
-        super().__setitem__(key, embedder if isinstance(embedder, _Serialized) else _Serialized(embedder))
-
-
 class Resources:
-    """What every request of this configuration shares: embedders and at most MAX_RUNNING connections.
-
-    Connections do not depend on the memories directory, so their number stays bounded however many
-    directories are searched."""
+    """What every request of this configuration shares: embedders and at most MAX_RUNNING idle connections."""
 
     def __init__(self, size: int = MAX_RUNNING):
-        self.size = size
-        self.idle: list = []
-        self.lock = threading.Lock()
-        self.embedders = _Embedders()
-        self.opened = 0  # connections opened in all, for tests and the bench
+        from .database import ConnectionPool
+        from .embedding import Embedders
+
+        self.embedders = Embedders(shared=True)
+        self.connections = ConnectionPool(size)
 
     def open(self, settings, warn=None):
         """What cli.open_memories returns in the helper."""
-        return _PooledMemories(self, settings, warn)
+        from .api import Memories
 
-    def take(self, settings):
-        with self.lock:
-            while self.idle:
-                connection = self.idle.pop()
-                if not connection.closed and not connection.broken:
-                    return connection
-        from .database import connect
-
-        connection = connect(settings, read_only=True)
-        self.opened += 1
-        return connection
-
-    def give(self, connection) -> None:
-        from psycopg.pq import TransactionStatus
-
-        if connection.closed or connection.broken:
-            return
-        try:
-            if connection.info.transaction_status != TransactionStatus.IDLE:
-                connection.rollback()
-        except Exception:
-            connection.close()
-            return
-        with self.lock:
-            if len(self.idle) < self.size:
-                self.idle.append(connection)
-                return
-        connection.close()
+        return Memories(settings, warn=warn, embedders=self.embedders, connections=self.connections)
 
     def warm_up(self) -> None:
         """Load the model and open a connection for the directory the helper was started for."""
@@ -358,49 +306,7 @@ class Resources:
             pass  # a wrong directory or an absent index: the first real request will say so
 
     def close(self) -> None:
-        with self.lock:
-            idle, self.idle = self.idle, []
-        for connection in idle:
-            connection.close()
-
-
-def _pooled_memories_class():
-    from .api import Memories
-    from .memories import require_directory
-
-    class PooledMemories(Memories):
-        """Memories over the helper's shared connections and embedders."""
-
-        def __init__(self, resources: Resources, settings, warn=None):
-            super().__init__(settings, warn=warn)
-            self._resources = resources
-            self._embedders = resources.embedders
-
-        @property
-        def connection(self):
-            require_directory(self.root)
-            if self._connection is not None and (self._connection.closed or self._connection.broken):
-                self._connection = None
-            if self._connection is None:
-                self._connection = self._resources.take(self.settings)
-            return self._connection
-
-        def close(self) -> None:
-            if self._connection is not None:
-                self._resources.give(self._connection)
-                self._connection = None
-
-    return PooledMemories
-
-
-def _PooledMemories(resources, settings, warn=None):
-    global _POOLED
-    if _POOLED is None:
-        _POOLED = _pooled_memories_class()
-    return _POOLED(resources, settings, warn)
-
-
-_POOLED = None
+        self.connections.close()
 
 
 # --- the server ---------------------------------------------------------------------------------

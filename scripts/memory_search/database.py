@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,3 +114,48 @@ def connect(settings: Settings, read_only: bool = True):
 def describe(url: str) -> str:
     """A connection string without its password, for messages (URL and key=value forms)."""
     return mask_secrets(url)
+
+
+class ConnectionPool:
+    """Read-only connections reused from call to call, at most `size` kept idle. They do not depend on the
+    memories directory, so their number stays bounded however many directories are searched."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.opened = 0  # connections opened in all, for tests and the bench
+        self._idle: list = []
+        self._lock = threading.Lock()
+
+    def take(self, settings: Settings):
+        with self._lock:
+            while self._idle:
+                connection = self._idle.pop()
+                if not connection.closed and not connection.broken:
+                    return connection
+        connection = connect(settings, read_only=True)
+        self.opened += 1
+        return connection
+
+    def give(self, connection) -> None:
+        """Back into the pool, rolled back to a clean state; closed if that fails or the pool is full."""
+        from psycopg.pq import TransactionStatus
+
+        if connection.closed or connection.broken:
+            return
+        try:
+            if connection.info.transaction_status != TransactionStatus.IDLE:
+                connection.rollback()
+        except Exception:
+            connection.close()
+            return
+        with self._lock:
+            if len(self._idle) < self.size:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -190,6 +191,43 @@ def make_embedder(spec: ModelSpec, settings: Settings) -> Embedder:
     if spec.provider == "local":
         return LocalEmbedder()
     return VoyageEmbedder(spec.model, spec.dimension, settings.voyage_api_key, settings.voyage_base_url)
+
+
+class Embedders:
+    """Embedders by model, each made on first use and kept. Shared between threads (`shared=True`), each
+    model is loaded once and embeds for one thread at a time: the local model is not thread-safe."""
+
+    def __init__(self, shared: bool = False):
+        self._made: dict[str, Embedder] = {}
+        self._lock = threading.Lock() if shared else None
+
+    def get(self, spec: ModelSpec, settings: Settings) -> Embedder:
+        embedder = self._made.get(spec.key)
+        if embedder is not None:
+            return embedder
+        if self._lock is None:
+            embedder = self._made[spec.key] = make_embedder(spec, settings)
+            return embedder
+        with self._lock:
+            if spec.key not in self._made:
+                self._made[spec.key] = _OneAtATime(make_embedder(spec, settings))
+            return self._made[spec.key]
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+
+class _OneAtATime(Embedder):
+    def __init__(self, embedder: Embedder):
+        self.inner, self.spec, self.lock = embedder, embedder.spec, threading.Lock()
+
+    def embed_query(self, text: str) -> list[float]:
+        with self.lock:
+            return self.inner.embed_query(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self.lock:
+            return self.inner.embed_documents(texts)
 
 
 def vector_literal(vector) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -20,7 +19,7 @@ from . import schema
 from .chunking import chunk_markdown, embedding_text
 from .config import PROVIDERS, Settings
 from .database import connect
-from .embedding import Embedder, ModelSpec, choose_spec, make_embedder, vector_literal
+from .embedding import Embedder, Embedders, ModelSpec, choose_spec, vector_literal
 from .embedding_cache import cache_embeddings, cached_embeddings
 from .errors import IndexMismatch, IndexMissing, UsageError
 from .filters import Filters, where_conditions
@@ -37,8 +36,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 TEXT_SUFFIXES = (".txt", ".text", ".log", ".csv", ".tsv")
 IDENTITY_KEYS = ("document_id", "file_name")  # metadata every chunk carries, whatever the document says
 
-_embedders: dict[str, Embedder] = {}
-_embedders_lock = threading.Lock()
+_EMBEDDERS = Embedders(shared=True)  # one model per process, shared by every knowledge base
 
 
 def tables_for(kb_id: str) -> schema.ManagedTables:
@@ -228,28 +226,10 @@ class KnowledgeBase:
     def _embedder(self, spec: ModelSpec) -> Embedder:
         if self.embedder is not None:
             return self.embedder
-        with _embedders_lock:  # one model per process, shared by every knowledge base
-            if spec.key not in _embedders:
-                _embedders[spec.key] = _Serialized(make_embedder(spec, self.settings))
-            return _embedders[spec.key]
+        return _EMBEDDERS.get(spec, self.settings)
 
     def _locked(self, conn):
         return _AdvisoryLock(conn, writer.lock_key(self.tables))
-
-
-class _Serialized(Embedder):
-    """An embedder called by one thread at a time: the host may ingest several documents at once."""
-
-    def __init__(self, embedder: Embedder):
-        self.inner, self.spec, self.lock = embedder, embedder.spec, threading.Lock()
-
-    def embed_query(self, text: str) -> list[float]:
-        with self.lock:
-            return self.inner.embed_query(text)
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self.lock:
-            return self.inner.embed_documents(texts)
 
 
 class _AdvisoryLock:
