@@ -123,8 +123,8 @@ def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, da
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    partial = _rows_per_file(database, memories)
-    assert 0 < len(partial) < 40
+    partial = _rows_per_file(database, memories)  # all 40 when the kill lands while embedding
+    assert len(partial) > 0
     assert all(promised == present for promised, present in partial.values())  # no file half-written
     embedded_before = _embedded_chunks(database, memories)
     finished = index(env, memories)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from psycopg import sql
@@ -15,7 +15,7 @@ from psycopg import sql
 from .chunking import CHUNKER_VERSION
 from .embedding import ModelSpec
 from .embedding_cache import create_cache
-from .links import Link, create_table as create_links_table, replace_links
+from .links import Link, add_links, create_table as create_links_table, forget_links
 from .records import Record
 from .schema import SCHEMA_VERSION, ManagedTables, columns_of
 from .tokens import TOKENIZER_VERSION
@@ -153,29 +153,47 @@ def indexed_files(conn, tables: ManagedTables) -> dict[str, FileState]:
     return {row[0]: FileState(row[1], row[2], row[3]) for row in rows}
 
 
+@dataclass
+class FileRows:
+    """Everything the index holds for one file."""
+
+    record: Record
+    state: FileState
+    chunks: list[ChunkRow]
+    links: list[Link] = field(default_factory=list)
+
+
 def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, chunks: list[ChunkRow],
                  links: list[Link] = ()) -> None:
     """Swap one file's rows (chunks, postings, links) for new ones in a single transaction: readers see old or
     new, never a mix."""
-    files, chunk_table, postings, terms = (tables.sql(name) for name in ("files", "chunks", "postings", "terms"))
+    replace_files(conn, tables, [FileRows(record, state, chunks, list(links))])
+
+
+def replace_files(conn, tables: ManagedTables, files: list[FileRows]) -> None:
+    """replace_file for several files in one transaction, a statement per table rather than per file."""
+    chunk_table, postings, terms = (tables.sql(name) for name in ("chunks", "postings", "terms"))
+    chunk_count = sum(len(item.chunks) for item in files)
     with conn.transaction():
-        _forget_file(conn, tables, record.path)
-        _count(conn, tables, len(chunks), sum(sum(chunk.terms.values()) for chunk in chunks))
-        conn.execute(
+        _forget_files(conn, tables, [item.record.path for item in files])
+        _count(conn, tables, chunk_count, sum(sum(chunk.terms.values()) for item in files for chunk in item.chunks))
+        conn.cursor().executemany(
             sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, indexed_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s, now()) ON CONFLICT (filename) DO UPDATE SET "
                     "relpath = EXCLUDED.relpath, content_hash = EXCLUDED.content_hash, size = EXCLUDED.size, "
                     "mtime_ns = EXCLUDED.mtime_ns, chunk_count = EXCLUDED.chunk_count, error = NULL, "
-                    "indexed_at = now()").format(files),
-            (record.path, record.relpath, state.content_hash, state.size, state.mtime_ns, len(chunks)),
+                    "indexed_at = now()").format(tables.sql("files")),
+            [(item.record.path, item.record.relpath, item.state.content_hash, item.state.size, item.state.mtime_ns,
+              len(item.chunks)) for item in files],
         )
-        replace_links(conn, tables, record.path, list(links))
-        if not chunks:
+        add_links(conn, tables, [(item.record.path, link) for item in files for link in item.links])
+        if not chunk_count:
             return
-        ids = [row[0] for row in conn.execute(
+        ids = iter([row[0] for row in conn.execute(
             "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-            (tables.chunks, len(chunks))).fetchall()]
-        frontmatter = json.dumps(record.frontmatter, ensure_ascii=False)
+            (tables.chunks, chunk_count)).fetchall()])
+        numbered = [(next(ids), item.record, chunk) for item in files for chunk in item.chunks]
+        frontmatter = {item.record.path: json.dumps(item.record.frontmatter, ensure_ascii=False) for item in files}
         conn.cursor().executemany(
             sql.SQL("INSERT INTO {} (id, filename, chunk_index, start_line, end_line, chunk_text, embedding, "
                     "embed_context, term_count, kind, status, title, tags, project, recorded_on, recorded_time, "
@@ -183,11 +201,11 @@ def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, 
                     "%s::jsonb)").format(chunk_table),
             [(chunk_id, record.path, chunk.chunk_index, chunk.start_line, chunk.end_line, chunk.chunk_text,
               chunk.embedding, chunk.context, sum(chunk.terms.values()), record.kind, record.status, record.title,
-              list(record.tags), record.project, record.date, record.time, frontmatter)
-             for chunk_id, chunk in zip(ids, chunks)],
+              list(record.tags), record.project, record.date, record.time, frontmatter[record.path])
+             for chunk_id, record, chunk in numbered],
         )
         with conn.cursor().copy(sql.SQL("COPY {} (term, chunk_id, tf, dl) FROM STDIN").format(postings)) as copy:
-            for chunk_id, chunk in zip(ids, chunks):
+            for chunk_id, _, chunk in numbered:
                 length = sum(chunk.terms.values())
                 for term, count in chunk.terms.items():
                     copy.write_row((term, chunk_id, count, length))
@@ -196,7 +214,7 @@ def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, 
                     "WHERE chunk_id = ANY(%s) GROUP BY term "
                     "ON CONFLICT (term) DO UPDATE SET df = {terms}.df + EXCLUDED.df").format(
                 terms=terms, postings=postings),
-            (ids,),
+            ([chunk_id for chunk_id, _, _ in numbered],),
         )
 
 
@@ -235,11 +253,15 @@ def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
 
 
 def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
-    """Remove a file's chunks, postings and links and take its terms out of the document frequencies."""
+    _forget_files(conn, tables, [filename])
+
+
+def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
+    """Remove files' chunks, postings and links and take their terms out of the document frequencies."""
     chunks, postings, terms = tables.sql("chunks"), tables.sql("postings"), tables.sql("terms")
-    replace_links(conn, tables, filename, [])
-    rows = conn.execute(sql.SQL("SELECT id, term_count FROM {} WHERE filename = %s").format(chunks),
-                        (filename,)).fetchall()
+    forget_links(conn, tables, filenames)
+    rows = conn.execute(sql.SQL("SELECT id, term_count FROM {} WHERE filename = ANY(%s)").format(chunks),
+                        (filenames,)).fetchall()
     if not rows:
         return
     ids = [row[0] for row in rows]

@@ -259,27 +259,39 @@ class Indexer:
                                memory_file.mtime_ns, reason)
 
     def _write(self, conn, spec: ModelSpec, batch: list[_Pending], stats: IndexStats) -> None:
-        """Write each file of a batch in its own transaction, with the embeddings the cache already has."""
+        """Write a batch of files with the embeddings the cache already has: in one transaction, or, when
+        PostgreSQL refuses a value, each file in its own so that only that file is skipped."""
         import psycopg
 
         hashes = sorted({text_hash for item in batch for text_hash in item.hashes})
         vectors = cached_embeddings(conn, spec, hashes)
         stats.cached += sum(text_hash in vectors for item in batch for text_hash in item.hashes)
+        files = []
         for item in batch:
             for row, text_hash in zip(item.rows, item.hashes):
                 row.embedding = vectors.get(text_hash)
             state = writer.FileState(item.digest, item.memory_file.size, item.memory_file.mtime_ns)
-            try:
-                writer.replace_file(conn, self.tables, item.memory.record, state, item.rows, item.links)
-            except psycopg.OperationalError:
-                raise
-            except psycopg.Error as error:  # a value PostgreSQL refuses: that file alone is skipped
-                self._skip(conn, item.memory_file, f"refused by PostgreSQL ({first_line(error)})", stats)
-                self._advance(0)
-                continue
+            files.append(writer.FileRows(item.memory.record, state, item.rows, item.links))
+        try:
+            writer.replace_files(conn, self.tables, files)
+            written = list(zip(batch, files))
+        except psycopg.OperationalError:
+            raise
+        except psycopg.Error:
+            written = []
+            for item, rows in zip(batch, files):
+                try:
+                    writer.replace_files(conn, self.tables, [rows])
+                    written.append((item, rows))
+                except psycopg.OperationalError:
+                    raise
+                except psycopg.Error as error:  # a value PostgreSQL refuses: that file alone is skipped
+                    self._skip(conn, item.memory_file, f"refused by PostgreSQL ({first_line(error)})", stats)
+                    self._advance(0)
+        for item, rows in written:
             stats.success += 1
-            stats.chunks += len(item.rows)
-            self._advance(len(item.rows))
+            stats.chunks += len(rows.chunks)
+            self._advance(len(rows.chunks))
 
     def _embed_pending(self, conn, spec: ModelSpec, stats: IndexStats) -> None:
         """Phase 2: embed the chunks written without a vector, newest records first, a batch per transaction."""

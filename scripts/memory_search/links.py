@@ -147,14 +147,17 @@ def create_table(conn, tables: ManagedTables) -> None:
     conn.execute(sql.SQL(_SCHEMA).format(**_names(tables)))
 
 
-def replace_links(conn, tables: ManagedTables, source: str, links: list[Link]) -> None:
-    """A file's links, replacing the ones it had; run inside the transaction that replaces its chunks."""
-    name = tables.sql("links")
-    conn.execute(sql.SQL("DELETE FROM {} WHERE source = %s").format(name), (source,))
+def forget_links(conn, tables: ManagedTables, sources: list[str]) -> None:
+    """Drop the links of these files; run inside the transaction that replaces their chunks."""
+    conn.execute(sql.SQL("DELETE FROM {} WHERE source = ANY(%s)").format(tables.sql("links")), (sources,))
+
+
+def add_links(conn, tables: ManagedTables, links: list[tuple[str, Link]]) -> None:
+    """(source file, link) pairs, after forget_links in the same transaction."""
     if links:
-        with conn.cursor().copy(sql.SQL(
-                "COPY {} (source, kind, line, target, target_path, target_name) FROM STDIN").format(name)) as copy:
-            for link in links:
+        with conn.cursor().copy(sql.SQL("COPY {} (source, kind, line, target, target_path, target_name) FROM STDIN")
+                                .format(tables.sql("links"))) as copy:
+            for source, link in links:
                 copy.write_row((source, link.kind, link.line, link.target, link.target_path, link.target_name))
 
 
