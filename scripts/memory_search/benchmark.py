@@ -51,11 +51,12 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choices(EN_WORDS, _WEIGHTS, k=rng.randint(8, 18))).capitalize() + "."
 
 
-def generate(root: Path, files: int, chunks_per_file: int = 1, seed: int = 7, salt: str = "") -> int:
-    """Write `files` memories of every kind, each about `chunks_per_file` chunks long. Returns the count."""
+def generate(root: Path, files: int, chunks_per_file: int = 1, seed: int = 7, salt: str = "",
+             kinds: tuple[str, ...] = KINDS) -> int:
+    """Write `files` memories of the kinds given in turn, each about `chunks_per_file` chunks long. Returns the count."""
     rng = random.Random(seed)
     for number in range(files):
-        kind = KINDS[number % len(KINDS)]
+        kind = kinds[number % len(kinds)]
         day = f"2026-{1 + number % 11:02d}-{1 + number % 28:02d}"
         if kind == "wiki":
             relpath = f"wiki/topic{number % 97}/page{number}.md"
@@ -71,6 +72,33 @@ def generate(root: Path, files: int, chunks_per_file: int = 1, seed: int = 7, sa
         path.write_text(f"---\ntitle: {title}\nkind: {kind}\nproject: p{number % 13}\ntags: [t{number % 7}]\n"
                         f"---\n{salt}\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
     return files
+
+
+FIRST_INDEX_WORD = "quillnavarre"  # the generated vocabulary's syllables cannot spell it
+
+
+def embedding_texts(root: Path) -> list[str]:
+    """What the indexer would send to the model for the memories under `root`."""
+    from .chunking import chunk_markdown, embedding_text
+    from .memories import discover, read_memory
+
+    texts = []
+    for memory_file in discover(root)[0]:
+        memory, _ = read_memory(memory_file)
+        texts += [embedding_text(memory.record.title, chunk) for chunk in chunk_markdown(memory.body, 1)]
+    return texts
+
+
+def raw_embedder_rate(texts: list[str]) -> float:
+    """Texts/s of the local model alone, in the indexer's batch size, the model loaded beforehand."""
+    from .embedding import LocalEmbedder
+
+    embedder = LocalEmbedder()
+    embedder.embed_documents(texts[:4])
+    started = time.perf_counter()
+    for offset in range(0, len(texts), 32):
+        embedder.embed_documents(texts[offset:offset + 32])
+    return len(texts) / (time.perf_counter() - started)
 
 
 class PoolEmbedder:
@@ -139,6 +167,7 @@ class Report:
     recent: dict = field(default_factory=dict)
     freshness: dict = field(default_factory=dict)
     knowledge: dict = field(default_factory=dict)
+    first_index: dict = field(default_factory=dict)
 
 
 # Fresh processes are started by a small runner process: a child forked from this (large) process
@@ -216,28 +245,50 @@ class Bench:
 
     def indexing_throughput(self, files: int) -> dict:
         """Real model, salted texts so the cache cannot help: chunks/s next to the raw embedder's texts/s."""
-        from .chunking import chunk_markdown, embedding_text
-        from .embedding import LocalEmbedder
         from .indexer import Indexer
-        from .memories import discover, read_memory
 
         root = self.workdir / "throughput"
         generate(root, files, chunks_per_file=1, seed=3, salt=f"run {time.time_ns()}")
-        texts = []
-        for memory_file in discover(root)[0]:
-            memory, _ = read_memory(memory_file)
-            texts += [embedding_text(memory.record.title, chunk) for chunk in chunk_markdown(memory.body, 1)]
-        embedder = LocalEmbedder()
-        embedder.embed_documents(texts[:4])  # load the model before timing
-        started = time.perf_counter()
-        for offset in range(0, len(texts), 32):
-            embedder.embed_documents(texts[offset:offset + 32])
-        raw = len(texts) / (time.perf_counter() - started)
+        raw = raw_embedder_rate(embedding_texts(root))
         stats = Indexer(self.settings(root)).run()
         indexed = stats.chunks / stats.duration_secs
         return {"files": files, "chunks": stats.chunks, "raw_embedder_texts_per_s": round(raw, 2),
                 "index_chunks_per_s": round(indexed, 2), "ratio": round(indexed / raw, 3),
                 "cold_index_s": stats.duration_secs}
+
+    def first_index(self, files: int, sample: int = 320) -> dict:
+        """A new user's first index.py over `files` session-like files, real model: the seconds until a keyword
+        search finds the last file the keyword phase writes (the oldest) by a word only it holds, polled with
+        fresh search.py processes; then the whole run's chunks/s next to the raw embedder's on `sample` of its texts."""
+        root = self.workdir / "first"
+        generate(root, files, chunks_per_file=1, seed=11, salt=f"run {time.time_ns()}", kinds=("session",))
+        target = min(root.glob("raw/session/*/*.md"))
+        with target.open("a", encoding="utf-8") as handle:
+            handle.write(f"\nThe deploy checklist mentions {FIRST_INDEX_WORD} once.\n")
+        texts = embedding_texts(root)
+        raw = raw_embedder_rate(random.Random(11).sample(texts, min(sample, len(texts))))
+        log = (self.workdir / "first-index.log").open("w")
+        started = time.perf_counter()
+        index = subprocess.Popen(self.script("index", "--json", root=root), env=self.env, stdout=subprocess.PIPE,
+                                 stderr=log, text=True)
+        probe = self.script("search", FIRST_INDEX_WORD, "--mode", "keyword", "--format", "json", root=root)
+        found_s = None
+        while found_s is None:
+            finished = index.poll() is not None
+            answer = subprocess.run(probe, env=dict(self.env, MEMORIES_NO_DAEMON="1"), capture_output=True, text=True)
+            if answer.returncode == 0 and any(hit["path"] == str(target) for hit in json.loads(answer.stdout)):
+                found_s = time.perf_counter() - started
+            elif finished:
+                break
+            else:
+                time.sleep(0.2)
+        stats = json.loads(index.communicate()[0])
+        log.close()
+        indexed = stats["chunks"] / stats["duration_secs"]
+        return {"files": files, "chunks": stats["chunks"], "embedded": stats["embedded"] + stats["cached"],
+                "keyword_found_s": round(found_s, 1) if found_s is not None else None,
+                "index_s": stats["duration_secs"], "index_chunks_per_s": round(indexed, 2),
+                "raw_embedder_texts_per_s": round(raw, 2), "ratio": round(indexed / raw, 3)}
 
     def load(self, root: Path, chunks: int, chunks_per_file: int) -> float:
         from .embedding import LocalEmbedder

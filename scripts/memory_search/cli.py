@@ -567,9 +567,9 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
 # --- bench ---------------------------------------------------------------------------------------
 
 BENCH_EXAMPLES = """\
-  bench.py                                  # the full table (about 15 minutes on 2 cores)
+  bench.py                                  # the full table (about 30 minutes on 2 cores)
   bench.py --sizes 20000 --runs 10 --json
-  bench.py --skip indexing,freshness"""
+  bench.py --skip indexing,first,freshness"""
 
 
 @_command(BENCH_EXAMPLES)
@@ -580,21 +580,25 @@ BENCH_EXAMPLES = """\
               help="files for the no-op and one-edit index runs")
 @click.option("--index-files", type=click.IntRange(min=1), default=120, show_default=True,
               help="files embedded by the real model for indexing throughput")
-@click.option("--skip", default="", help="parts to leave out: indexing, sizes, recent, freshness, knowledge")
+@click.option("--first-files", type=click.IntRange(min=1), default=2_000, show_default=True,
+              help="session-like files of the first-index part (real model)")
+@click.option("--skip", default="", help="parts to leave out: indexing, first, sizes, recent, freshness, knowledge")
 @click.option("--export-chunks", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="chunks exported by export.py (knowledge part)")
 @click.option("--python", "python", metavar="PATH",
               help="the interpreter `#!/usr/bin/env python3` runs (default: python3 on PATH outside the venv)")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, export_chunks, python, as_json):
+def bench_command(sizes, runs, recent_files, fresh_files, index_files, first_files, skip, export_chunks, python,
+                  as_json):
     """Measure speed on synthetic Japanese and English memories of every kind.
 
     Prints end-to-end wall time of search.py and recent.py as fresh processes (median and p95), with
     and without the warm helper, run by the venv's python and by the system python3 as Claude Code
     runs them, each also as a ratio to `python3 -c pass` timed interleaved in the same run; where a
     warm search's time goes; in-process query latency per mode, peak memory of a search
-    process, indexing throughput next to the raw embedder's, no-op / one-edit index runs, and
-    export.py / stats.py --verify time and memory.
+    process, indexing throughput next to the raw embedder's, a first index's seconds to a keyword
+    hit and its embedding rate, no-op / one-edit index runs, and export.py / stats.py --verify time
+    and memory.
     Sizes the local model cannot embed in reasonable time are loaded with vectors derived from a
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
     temporary folder."""
@@ -613,6 +617,9 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, skip, exp
         if "indexing" not in skipped:
             click.echo(f"indexing {index_files} files with the local model", err=True)
             report.indexing = bench.indexing_throughput(index_files)
+        if "first" not in skipped:
+            click.echo(f"first index of {first_files} session files with the local model", err=True)
+            report.first_index = bench.first_index(first_files)
         if "recent" not in skipped:
             report.recent = bench.recent(recent_files)
         if "freshness" not in skipped:

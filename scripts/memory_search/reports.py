@@ -23,6 +23,13 @@ def bench_text(report) -> str:
         lines.append(f"indexing ({i['files']} files, {i['chunks']} chunks, local model): {i['index_chunks_per_s']} "
                      f"chunks/s vs raw embedder {i['raw_embedder_texts_per_s']} texts/s ({i['ratio']:.0%}); "
                      f"cold index {i['cold_index_s']} s")
+    if report.first_index:
+        f = report.first_index
+        found = f"{f['keyword_found_s']} s" if f["keyword_found_s"] is not None else "never"
+        lines.append(f"first index ({f['files']} session files, {f['chunks']} chunks, local model): keyword search "
+                     f"found the last-written file after {found}; all {f['embedded']} embedded in {f['index_s']} s, "
+                     f"{f['index_chunks_per_s']} chunks/s vs raw embedder {f['raw_embedder_texts_per_s']} texts/s "
+                     f"({f['ratio']:.0%})")
     if report.freshness:
         f = report.freshness
         lines.append(f"index.py over {f['files']} files: no-op {f['noop_index_s']} s, one-file edit "
