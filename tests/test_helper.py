@@ -406,3 +406,18 @@ def test_the_search_log_setting_selects_its_own_helper(tmp_path):
                                  str(tmp_path))
     assert len({plain, logging, elsewhere}) == 3
     assert _client.identity(dict(base, MEMORIES_DIR="/elsewhere"), str(tmp_path)) == plain  # per-call, not identity
+
+
+def test_searches_through_the_helper_are_logged_as_asked(helper_env, notes, tmp_path):
+    from memory_search import daemon
+
+    index(helper_env, notes)
+    state = tmp_path / "state"
+    logging = dict(helper_env, MEMORIES_SEARCH_LOG="1", XDG_STATE_HOME=str(state))
+    plain = dict(helper_env, XDG_STATE_HOME=str(state))
+    for caller in (logging, plain):
+        _start_helper(caller)
+        assert _only_helper("search", "green tea", env=caller, memories=notes).returncode == 0
+    log = state / "memory-search" / "searches.jsonl"
+    assert [json.loads(line)["query"] for line in log.read_text(encoding="utf-8").splitlines()] == ["green tea"]
+    assert daemon.socket_path(logging) != daemon.socket_path(plain)

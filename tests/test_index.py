@@ -282,3 +282,22 @@ def test_search_refuses_an_index_of_another_tokenizer_version(env, memories, dat
     assert len(refused.stderr.strip().splitlines()) == 1
     index(env, memories, "--rebuild")
     assert names(search(env, memories, "tide tables")) == ["a.md"]
+
+
+def test_a_file_postgresql_refuses_is_skipped_alone(env, memories, database):
+    for i in range(6):  # one batch: the refused file is written alongside the others
+        memories.write(f"wiki/note{i}.md", f"# Note {i}\n\nPlain note {i} about gardening.\n", title=f"Note {i}")
+    index(env, memories)
+    tables = _tables(memories)
+    with psycopg.connect(database, autocommit=True) as conn:  # a rule of this server the files do not know
+        conn.execute(f"ALTER TABLE {tables.chunks} ADD CONSTRAINT no_tomatoes CHECK (chunk_text NOT LIKE '%tomato%')")
+    memories.write("wiki/note2.md", "# Note 2\n\nA note about tomato seedlings.\n", title="Note 2")
+    for i in range(6, 10):
+        memories.write(f"wiki/note{i}.md", f"# Note {i}\n\nPlain note {i} about compost.\n", title=f"Note {i}")
+    stats = index(env, memories)
+    assert stats["success"] == 4 and stats["failed"] == 1
+    [failure] = stats["failures"]
+    assert failure["path"] == "wiki/note2.md" and "refused by PostgreSQL" in failure["reason"]
+    compost = names(search(env, memories, "compost", "--mode", "keyword"))
+    assert sorted(compost) == [f"note{i}.md" for i in range(6, 10)]
+    assert search(env, memories, "tomato", "--mode", "keyword") == []

@@ -222,7 +222,7 @@ def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, si
                     reason: str) -> None:
     """Remember a file that cannot be indexed, dropping what it held, until it changes again."""
     with conn.transaction():
-        _forget_file(conn, tables, filename)
+        _forget_files(conn, tables, [filename])
         conn.execute(
             sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, error) "
                     "VALUES (%s, %s, '', %s, %s, 0, %s) ON CONFLICT (filename) DO UPDATE SET "
@@ -246,14 +246,11 @@ def touch_file(conn, tables: ManagedTables, filename: str, size: int, mtime_ns: 
 
 
 def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
-    for filename in filenames:
-        with conn.transaction():
-            _forget_file(conn, tables, filename)
-            conn.execute(sql.SQL("DELETE FROM {} WHERE filename = %s").format(tables.sql("files")), (filename,))
-
-
-def _forget_file(conn, tables: ManagedTables, filename: str) -> None:
-    _forget_files(conn, tables, [filename])
+    if not filenames:
+        return
+    with conn.transaction():
+        _forget_files(conn, tables, filenames)
+        conn.execute(sql.SQL("DELETE FROM {} WHERE filename = ANY(%s)").format(tables.sql("files")), (filenames,))
 
 
 def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
