@@ -99,13 +99,19 @@ class Searcher:
                              f"{MAX_QUERY_CHARS:,} (the model reads about 500 tokens)")
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
-        vector = self.embedder.embed_query(request.query) if mode != "keyword" else None
+        keyword = None
+        if mode == "hybrid":  # PostgreSQL runs the keyword leg while the model embeds the query here
+            keyword = _Background(self.layout.keyword, self.conn, terms, request.filters, _fetch(request))
+        try:
+            vector = self.embedder.embed_query(request.query) if mode != "keyword" else None
+        finally:
+            first_keyword = keyword.result() if keyword else None
         if vector is not None:
             waiting = self.layout.waiting_for_embeddings(self.conn)
             if waiting:
                 self.warn(f"{waiting} chunk(s) are still being embedded by index.py; until then they are found "
                           "by keywords only")
-        return self._run(request, vector, terms if mode != "semantic" else None)
+        return self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
 
     def similar(self, filename: str, request: SearchRequest) -> list[Hit]:
         """The records nearest in meaning to an indexed file: the mean of its chunk vectors, the file left out."""
@@ -115,8 +121,9 @@ class Searcher:
         centroid = [sum(values) / len(vectors) for values in zip(*vectors)]
         return self._run(request, centroid, None, exclude=filename)
 
-    def _run(self, request: SearchRequest, vector, terms: Counter | None, exclude: str | None = None) -> list[Hit]:
-        fetch = max(request.top * 3, 30)
+    def _run(self, request: SearchRequest, vector, terms: Counter | None, exclude: str | None = None,
+             first_keyword: KeywordResult | None = None) -> list[Hit]:
+        fetch = _fetch(request)
         while True:
             legs: dict[str, list] = {}
             exhausted = True
@@ -125,7 +132,8 @@ class Searcher:
                 legs["semantic"] = self.layout.semantic(self.conn, vector, request.filters, fetch, exclude)
                 exhausted = len(legs["semantic"]) < fetch
             if terms is not None:
-                keyword = self.layout.keyword(self.conn, terms, request.filters, fetch)
+                keyword = first_keyword or self.layout.keyword(self.conn, terms, request.filters, fetch)
+                first_keyword = None
                 legs["keyword"], term_weights = keyword.candidates, keyword.weights
                 exhausted = exhausted and keyword.exhausted
             fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
@@ -196,6 +204,35 @@ class Searcher:
         for rank, hit in enumerate(pool, 1):
             hit.legs["rerank"]["rank"] = rank
         return pool + hits[RERANK_CANDIDATES:]
+
+
+def _fetch(request: SearchRequest) -> int:
+    """Candidates each leg returns at first; more are fetched when one-per-file leaves too few."""
+    return max(request.top * 3, 30)
+
+
+class _Background:
+    """A call run on another thread; result() waits for it and returns or raises what it did."""
+
+    def __init__(self, function, *args):
+        import threading
+
+        self._outcome: tuple = (None, None)
+        self._thread = threading.Thread(target=self._call, args=(function, args), daemon=True)
+        self._thread.start()
+
+    def _call(self, function, args) -> None:
+        try:
+            self._outcome = (function(*args), None)
+        except BaseException as error:  # handed to the caller's thread
+            self._outcome = (None, error)
+
+    def result(self):
+        self._thread.join()
+        value, error = self._outcome
+        if error is not None:
+            raise error
+        return value
 
 
 def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
