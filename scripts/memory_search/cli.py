@@ -113,6 +113,34 @@ memories_option = click.option("--memories", "memories", metavar="DIR",
                                help="memories directory (default: $MEMORIES_DIR)")
 
 
+def _options(*options):
+    """Several click options as one decorator, listed in --help in the order given."""
+    def apply(function):
+        for option in reversed(options):
+            function = option(function)
+        return function
+    return apply
+
+
+# The options search.py and similar.py share.
+_scope_and_format_options = _options(
+    click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
+                 show_default=True, help="wiki/** or raw/<kind>/** only"),
+    click.option("--include-superseded", is_flag=True, help="also return superseded and deprecated records"),
+    click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown",
+                 show_default=True))
+WHERE_HELP = 'frontmatter filter as JSON, Chroma style: {"field": {"$gte": 3}}'
+
+
+def _record_filter_options(where_help: str):
+    return _options(
+        click.option("--project", help="only records whose frontmatter project is NAME"),
+        click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)"),
+        click.option("--since", help="only records dated on or after YYYY-MM-DD"),
+        click.option("--until", help="only records dated on or before YYYY-MM-DD"),
+        click.option("--where", help=where_help))
+
+
 # --- search --------------------------------------------------------------------------------------
 
 SEARCH_EXAMPLES = """\
@@ -128,19 +156,11 @@ SEARCH_EXAMPLES = """\
 @click.argument("query")
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
               help="how many files (after dedupe) to return, 1..100")
-@click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
-              show_default=True, help="wiki/** or raw/<kind>/** only")
-@click.option("--include-superseded", is_flag=True, help="also return superseded and deprecated records")
-@click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@_scope_and_format_options
 @click.option("--no-dedupe", is_flag=True, help="return every matching chunk, not one best chunk per file")
 @click.option("--mode", type=click.Choice(["hybrid", "semantic", "keyword"]),
               help="retrieval legs (default: hybrid; semantic on a bare CocoIndex table)")
-@click.option("--project", help="only records whose frontmatter project is NAME")
-@click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)")
-@click.option("--since", help="only records dated on or after YYYY-MM-DD")
-@click.option("--until", help="only records dated on or before YYYY-MM-DD")
-@click.option("--where", help='frontmatter filter as JSON, Chroma style: {"field": {"$gte": 3}}; '
-                              "operators $eq $ne $gt $gte $lt $lte $in $nin")
+@_record_filter_options(WHERE_HELP + "; operators $eq $ne $gt $gte $lt $lte $in $nin")
 @click.option("--min-score", type=float, help="drop hits scoring below this")
 @click.option("--explain", is_flag=True, help="show each leg's rank and score for every hit")
 @click.option("--rerank/--no-rerank", default=None,
@@ -211,15 +231,8 @@ SIMILAR_EXAMPLES = """\
 @click.argument("path")
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
               help="how many files to return, 1..100")
-@click.option("--scope", type=click.Choice(["session", "web", "minutes", "wiki", "all"]), default="all",
-              show_default=True, help="wiki/** or raw/<kind>/** only")
-@click.option("--include-superseded", is_flag=True, help="also return superseded and deprecated records")
-@click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-@click.option("--project", help="only records whose frontmatter project is NAME")
-@click.option("--tag", "tags", multiple=True, help="only records with this tag (repeatable: all must match)")
-@click.option("--since", help="only records dated on or after YYYY-MM-DD")
-@click.option("--until", help="only records dated on or before YYYY-MM-DD")
-@click.option("--where", help='frontmatter filter as JSON, Chroma style: {"field": {"$gte": 3}}')
+@_scope_and_format_options
+@_record_filter_options(WHERE_HELP)
 @click.option("--min-score", type=float, help="drop hits whose cosine similarity is below this")
 @click.option("--explain", is_flag=True, help="show the semantic rank and score, and the line range")
 @click.option("--table", help="read this table (default: $MEMORIES_TABLE, the managed index, then CocoIndex's)")
