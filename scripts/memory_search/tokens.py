@@ -18,19 +18,31 @@ from functools import lru_cache
 # Bump when tokens change: an index built with other tokens is refused until --rebuild.
 TOKENIZER_VERSION = "2"
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u30fc\u3005"
+# Kana (with ー), the iteration mark 々, CJK ideographs (with extension A and compatibility forms), Hangul.
+# Classes are checked by code point outside _TOKEN: compiling a large class costs `re` about 5 ms.
+_HANGUL = (0xAC00, 0xD7AF)
+_CJK_RANGES = ((0x3005, 0x3005), (0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), _HANGUL)
+_CJK = "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in _CJK_RANGES)
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*")
-_IS_CJK = re.compile(rf"[{_CJK}]")
-_IS_HANGUL = re.compile(r"[\uac00-\ud7af]")
 # The parts of speech Lucene's JapaneseAnalyzer drops (its stoptags), in Sudachi's names.
 _STOP_PARTS_OF_SPEECH = frozenset({"助詞", "助動詞", "接続詞", "感動詞", "補助記号", "記号", "空白"})
 
 
+def _within(text: str, ranges) -> bool:
+    """Whether any character of `text` falls in one of the code point ranges."""
+    return any(low <= ord(char) <= high for char in text for low, high in ranges)
+
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return code >= 0x3005 and any(low <= code <= high for low, high in _CJK_RANGES)
+
+
 @lru_cache(maxsize=1)
 def _stemmer():
-    import snowballstemmer
+    import Stemmer  # PyStemmer: Snowball's C stemmers, imported in a millisecond
 
-    return snowballstemmer.stemmer("english")
+    return Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=50_000)
@@ -84,7 +96,7 @@ def japanese_words(run: str) -> tuple[str, ...]:
     for morpheme in analyser.tokenizer.tokenize(run):
         if not analyser.stop(morpheme):
             form = morpheme.normalized_form()
-            words.append(form if _IS_CJK.search(form) else morpheme.surface())
+            words.append(form if _within(form, _CJK_RANGES) else morpheme.surface())
     return tuple(words)
 
 
@@ -97,9 +109,9 @@ def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
         run = match.group()
-        if not _IS_CJK.match(run):
+        if not _is_cjk(run[0]):
             tokens.append(_stem(run.replace("’", "'")))
-        elif _IS_HANGUL.search(run):
+        elif _within(run, (_HANGUL,)):
             tokens.extend(_bigrams(run))
         else:
             tokens.extend(japanese_words(run))
