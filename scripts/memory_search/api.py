@@ -55,7 +55,11 @@ class Memories:
 
     def run(self, request) -> list:
         """Run a retrieval.SearchRequest."""
-        return self._searcher(request.mode, request.rerank).search(request)
+        early = self._embed_early(request)
+        searcher = self._searcher(request.mode, request.rerank)
+        if early is not None and early[0] is not searcher.embedder:
+            early = None  # the index was built with another model
+        return searcher.search(request, early[1] if early else None)
 
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:
@@ -149,6 +153,28 @@ class Memories:
 
     def _rerank(self, asked: bool | None) -> bool:
         return bool(self.settings.voyage_api_key) if asked is None else asked
+
+    def _embed_early(self, request):
+        """(embedder, Background) embedding the query with the local model while the database is reached, or
+        None. Loading the model and embedding run in C without the interpreter's lock, so a cold start
+        overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
+        from .embedding import choose_spec
+        from .errors import MemorySearchError
+        from .retrieval import MAX_QUERY_CHARS, Background
+
+        query = request.query
+        if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+            return None
+        if request.mode == "keyword":
+            return None
+        try:
+            spec = choose_spec(self.settings)
+        except MemorySearchError:
+            return None  # reported by the search itself
+        if spec.provider != "local":
+            return None  # a remote model is asked only once the index is known to want it
+        embedder = self.embedders.get(spec, self.settings)
+        return embedder, Background(embedder.embed_query, query)
 
     def _searcher(self, mode: str | None, rerank: bool):
         from .embedding import choose_spec, voyage_reranker

@@ -91,7 +91,8 @@ class Searcher:
             raise UsageError(f"table {self.layout.table} has no keyword column: use --mode semantic")
         return request.mode
 
-    def search(self, request: SearchRequest) -> list[Hit]:
+    def search(self, request: SearchRequest, embedding: "Background | None" = None) -> list[Hit]:
+        """embedding: the query's vector, already being computed (Memories starts the local model early)."""
         if not require_text(request.query, "the query").strip():
             raise UsageError("the query is empty: give a few words to search for")
         if len(request.query) > MAX_QUERY_CHARS:
@@ -99,13 +100,15 @@ class Searcher:
                              f"{MAX_QUERY_CHARS:,} (the model reads about 500 tokens)")
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
-        keyword = None
-        if mode == "hybrid":  # PostgreSQL runs the keyword leg while the model embeds the query here
-            keyword = _Background(self.layout.keyword, self.conn, terms, request.filters, _fetch(request))
-        try:
-            vector = self.embedder.embed_query(request.query) if mode != "keyword" else None
-        finally:
-            first_keyword = keyword.result() if keyword else None
+        vector = first_keyword = None
+        if mode == "semantic":
+            vector = embedding.result() if embedding else self.embedder.embed_query(request.query)
+        elif mode == "hybrid":  # the model embeds the query on another thread while PostgreSQL runs the keyword leg
+            embedding = embedding or Background(self.embedder.embed_query, request.query)
+            try:
+                first_keyword = self.layout.keyword(self.conn, terms, request.filters, _fetch(request))
+            finally:
+                vector = embedding.result()
         if vector is not None:
             waiting = self.layout.waiting_for_embeddings(self.conn)
             if waiting:
@@ -211,7 +214,7 @@ def _fetch(request: SearchRequest) -> int:
     return max(request.top * 3, 30)
 
 
-class _Background:
+class Background:
     """A call run on another thread; result() waits for it and returns or raises what it did."""
 
     def __init__(self, function, *args):
