@@ -428,7 +428,7 @@ class Helper:
             self.environ.local.mapping = _Streams.local.stdout = _Streams.local.stderr = None
             return None, None
         try:
-            cli.run(getattr(cli, name), prog, args=request["argv"])
+            cli.run(getattr(cli, name), prog, args=request["argv"], exits=False)
             code = 0
         except SystemExit as done:
             code = _exit_code(done.code, output)
