@@ -34,8 +34,7 @@ def _within(text: str, ranges) -> bool:
 
 
 def _is_cjk(char: str) -> bool:
-    code = ord(char)
-    return code >= 0x3005 and any(low <= code <= high for low, high in _CJK_RANGES)
+    return char >= "\u3005" and _within(char, _CJK_RANGES)  # most text is below the first range
 
 
 @lru_cache(maxsize=1)
