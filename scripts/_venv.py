@@ -1,11 +1,13 @@
 """Run a script under the skill's own virtual environment (.venv beside scripts/) when needed.
 
-Claude Code calls `scripts/search.py` with whatever python3 is on PATH; when that Python lacks
-the dependencies, the script is re-run in the skill's .venv (one exec). When there is no .venv
-yet (a plugin installed from a marketplace, where nobody ran `make install`), the first call
-builds it: in a temporary folder beside it, renamed into place only when complete, so an
-interrupted build never leaves a half-built environment. `python3 scripts/_venv.py` builds it
-ahead of time (the plugin's SessionStart hook does, in the background)."""
+Claude Code calls `scripts/search.py` with whatever python3 is on PATH. When that Python is the
+version the .venv was built with, the .venv's packages replace its own site-packages in place,
+which spares a second interpreter start; otherwise, when it lacks the dependencies, the script is
+re-run in the skill's .venv (one exec). When there is no .venv yet (a plugin installed from a
+marketplace, where nobody ran `make install`), the first call builds it: in a temporary folder
+beside it, renamed into place only when complete, so an interrupted build never leaves a half-built
+environment. `python3 scripts/_venv.py` builds it ahead of time (the plugin's SessionStart hook
+does, in the background)."""
 
 import os
 import sys
@@ -15,12 +17,15 @@ EXTRAS = "faces"  # the MCP server and the HTTP API need these too
 
 
 def ensure(*modules: str, background: bool = False) -> None:
-    """Re-run under the skill's .venv when this Python lacks `psycopg` and `modules`, building it first.
+    """Use the skill's .venv: in place when this Python is its version, else by re-running under it when
+    this Python lacks `psycopg` and `modules`, building it first.
 
     background: start the build detached and exit with one line instead of waiting for it (for the
     MCP server, whose client gives up on a server that does not answer within seconds)."""
     venv = os.environ.get("MEMORIES_VENV") or os.path.join(ROOT, ".venv")
     if sys.prefix == venv:  # the common case, decided without importing anything
+        return
+    if _enter(venv):
         return
     import importlib.util
 
@@ -34,6 +39,28 @@ def ensure(*modules: str, background: bool = False) -> None:
     if os.path.exists(python) and os.path.realpath(sys.prefix) != os.path.realpath(venv):
         os.execv(python, [python, *sys.argv])
     _fail(f"the dependencies are not installed: run `make install` in {ROOT}")
+
+
+def _enter(venv: str) -> bool:
+    """Run on with the .venv's packages instead of this Python's own, as the .venv's python would,
+    when the .venv was built for this Python version (same site-packages folder name, so the same
+    extension modules load); False when it was not, or is not built yet."""
+    packages = os.path.join(venv, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}{sys.abiflags}",
+                            "site-packages")
+    python = os.path.join(venv, "bin", "python")
+    if not (os.path.isdir(packages) and os.path.exists(python)):
+        return False
+    import site
+
+    own = set(site.getsitepackages()) | {site.getusersitepackages()}
+    before = [entry for entry in sys.path if entry not in own]
+    sys.path[:] = []
+    site.addsitedir(packages)  # and its .pth files, such as the editable install's path
+    sys.path[:] = before + sys.path
+    # What the .venv's python would see; helpers started from here run under the .venv's python.
+    sys.prefix = sys.exec_prefix = venv
+    sys.executable = python
+    return True
 
 
 def _fail(message: str) -> None:

@@ -67,6 +67,39 @@ def test_the_session_end_hook_returns_at_once_and_indexes_in_the_background(env,
         time.sleep(0.5)
 
 
+def run_probe(tmp_path: Path, *modules: str, venv: str | None = None) -> subprocess.CompletedProcess:
+    """A script that says it started, asks _venv for the dependencies, then says where click came from."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"import sys\nsys.path.insert(0, {str(ROOT / 'scripts')!r})\nprint('started', flush=True)\n"
+                     f"import _venv\n_venv.ensure(*{modules!r})\nimport click\nprint(click.__file__)\n"
+                     f"print(sys.executable)\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "MEMORIES_VENV")}
+    if venv:
+        env["MEMORIES_VENV"] = venv
+    return subprocess.run([BASE_PYTHON, str(probe)], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_a_python_of_the_venvs_version_uses_its_packages_without_starting_again(tmp_path):
+    venv = ROOT / ".venv"
+    if not (venv / "bin/python").exists():
+        pytest.skip("no .venv beside scripts/ (`make install` builds it)")
+    run = run_probe(tmp_path)
+    assert run.returncode == 0, run.stderr
+    started, click_file, executable = run.stdout.splitlines()
+    assert started == "started"  # once: the interpreter carried on, it was not re-run
+    assert Path(click_file).is_relative_to(venv) and executable == str(venv / "bin/python")
+
+
+def test_a_python_of_another_version_reruns_under_the_venv(tmp_path):
+    venv = tmp_path / "venv"  # built for no Python this one can share packages with
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin/python").write_text('#!/bin/sh\necho "re-run with $*"\n')
+    (venv / "bin/python").chmod(0o755)
+    run = run_probe(tmp_path, "a_module_only_the_venv_has", venv=str(venv))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["started", f"re-run with {tmp_path / 'probe.py'}"]
+
+
 def copy_of_the_plugin(destination: Path) -> Path:
     """The repository's files as a marketplace user gets them: no .venv, no tools, no caches."""
     shutil.copytree(ROOT, destination, ignore=shutil.ignore_patterns(
