@@ -92,3 +92,19 @@ def test_errors_are_the_library_errors(env, tmp_path):
     with memory_search.open(memories_dir=str(tmp_path / "empty")) as memories:
         with pytest.raises(IndexMissing):
             memories.search("x")
+
+
+def test_asking_for_more_results_does_not_reorder_the_first_ones(env, memories):
+    """Each leg is fused 100 deep for any list of up to 33 files, so a longer list only adds to the end."""
+    teas = ["green", "black", "oolong", "white", "jasmine", "roasted", "smoked", "barley", "mint", "ginger"]
+    ways = ["cold", "hot", "slowly", "quickly", "twice", "in a pot", "in a cup", "with milk"]
+    for i in range(80):
+        tea, way = teas[i % len(teas)], ways[i // len(teas)]
+        memories.write(f"wiki/tea-{i:02d}.md", f"# {tea.title()} tea, brewed {way}\n\nBrew {tea} tea {way}. "
+                       f"Note {i}: {'bitter' if i % 3 else 'sweet'} when steeped {i % 7 + 1} minutes.\n")
+    with memory_search.open(memories_dir=str(memories.root)) as library:
+        library.index()
+        query = "which tea turned bitter when brewed hot for a few minutes"
+        first = [(hit.path, hit.score) for hit in library.search(query, top=5)]
+        longer = [(hit.path, hit.score) for hit in library.search(query, top=30)]
+    assert len(first) == 5 and longer[:5] == first

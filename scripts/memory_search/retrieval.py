@@ -15,6 +15,9 @@ from .tokens import tokenize
 MODES = ("hybrid", "semantic", "keyword")
 FUSIONS = ("rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
 RRF_K = 60
+# Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for
+# deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
+FUSION_DEPTH = 100
 MAX_QUERY_CHARS = 2_000
 RERANK_MODEL = "rerank-2.5"
 RERANK_CANDIDATES = 30
@@ -106,7 +109,7 @@ class Searcher:
         elif mode == "hybrid":  # the model embeds the query on another thread while PostgreSQL runs the keyword leg
             embedding = embedding or Background(self.embedder.embed_query, request.query)
             try:
-                first_keyword = self.layout.keyword(self.conn, terms, request.filters, _fetch(request))
+                first_keyword = self.layout.keyword(self.conn, terms, request.filters, _fetch(request, fused=True))
             finally:
                 vector = embedding.result()
         if vector is not None:
@@ -126,7 +129,7 @@ class Searcher:
 
     def _run(self, request: SearchRequest, vector, terms: Counter | None, exclude: str | None = None,
              first_keyword: KeywordResult | None = None) -> list[Hit]:
-        fetch = _fetch(request)
+        fetch = _fetch(request, fused=vector is not None and terms is not None)
         while True:
             legs: dict[str, list] = {}
             exhausted = True
@@ -209,9 +212,9 @@ class Searcher:
         return pool + hits[RERANK_CANDIDATES:]
 
 
-def _fetch(request: SearchRequest) -> int:
+def _fetch(request: SearchRequest, fused: bool) -> int:
     """Candidates each leg returns at first; more are fetched when one-per-file leaves too few."""
-    return max(request.top * 3, 30)
+    return max(request.top * 3, FUSION_DEPTH if fused else 30)
 
 
 class Background:
