@@ -110,13 +110,14 @@ def compare(base: str, base_scores: dict[str, float], other: str, other_scores: 
                       sum(abs(d) <= 1e-9 for d in differences))
 
 
-def score_run(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
+def score_run(runs: dict[str, list[str]], deep_runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
+    """The @10 figures from `runs` (searches for 10 results, as a user makes them), R@100 from `deep_runs`."""
     totals = dict.fromkeys(CUTOFFS, 0.0)
     for query_id, ranked in runs.items():
         relevant = dataset.qrels[query_id]
         totals["ndcg@10"] += ndcg(ranked, relevant, 10)
         totals["recall@10"] += recall(ranked, relevant, 10)
-        totals["recall@100"] += recall(ranked, relevant, 100)
+        totals["recall@100"] += recall(deep_runs[query_id], relevant, 100)
         totals["mrr@10"] += mrr(ranked, relevant, 10)
     return {name: round(value / max(len(runs), 1), 4) for name, value in totals.items()}
 
@@ -211,13 +212,16 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, reranker)
             for mode in modes:
                 request = parse_mode(mode) | {"filters": Filters()}
-                runs, timings = {}, []
+                runs, deep_runs, timings = {}, {}, []
                 for query_id, text in dataset.queries.items():
                     began = time.perf_counter()
-                    hits = searcher.search(SearchRequest(query=text, **request))
+                    hits = searcher.search(SearchRequest(query=text, **(request | {"top": 10})))
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
-                report.results[mode] = score_run(runs, dataset)
+                    # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
+                    deep = searcher.search(SearchRequest(query=text, **(request | {"rerank": False})))
+                    deep_runs[query_id] = [paths[hit.path] for hit in deep]
+                report.results[mode] = score_run(runs, deep_runs, dataset)
                 report.per_query[mode] = per_query_ndcg(runs, dataset)
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
         return report
