@@ -1,8 +1,9 @@
 """One class per index layout, behind the interface the search pipeline uses.
 
 A layout answers the legs (nearest chunks by vector; BM25 over postings, where it has them), says which
-filters it runs in SQL, and admits a candidate: the record to show for it, or None when its file is gone,
-lies outside the memories directory or fails a filter the SQL could not apply.
+filters it runs in SQL, completes the candidates chosen from the legs (their text and record), and admits
+a candidate: the record to show for it, or None when its file is gone, lies outside the memories directory
+or fails a filter the SQL could not apply.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ class Layout:
 
     def keyword(self, conn, terms: dict[str, int], filters: Filters, limit: int) -> KeywordResult:
         raise NotImplementedError
+
+    def complete(self, conn, candidates: list[Candidate]) -> list[Candidate]:
+        """The candidates with their text and record, where the legs left them out; those whose chunk
+        is no longer in the index are dropped."""
+        return candidates
 
     def admit(self, candidate: Candidate, filters: Filters) -> Record | None:
         raise NotImplementedError
@@ -95,6 +101,9 @@ class ManagedLayout(Layout):
 
     has_keyword_leg = True
     filters_in_sql = True
+    # The legs read ids and names only: a hybrid search fuses 200 candidates to show ten, and decoding
+    # each one's text and frontmatter cost more than the legs' SQL.
+    _LEG_COLUMNS = sql.SQL("id, filename")
     _COLUMNS = sql.SQL("id, filename, chunk_text, start_line, end_line, chunk_index, kind, status, title, tags, "
                        "project, recorded_on, recorded_time, frontmatter")
 
@@ -114,8 +123,9 @@ class ManagedLayout(Layout):
         if exclude is not None:
             clauses.append(sql.SQL("filename <> %s"))
             params.append(exclude)
-        rows = self._nearest(conn, self._COLUMNS, clauses, params, vector, limit)
-        return sorted((self._candidate(row) for row in rows), key=lambda candidate: -candidate.score)
+        rows = self._nearest(conn, self._LEG_COLUMNS, clauses, params, vector, limit)
+        return sorted((Candidate(id_, filename, "", float(score)) for id_, filename, score in rows),
+                      key=lambda candidate: -candidate.score)
 
     def keyword(self, conn, terms, filters, limit):
         if not terms:
@@ -147,18 +157,21 @@ class ManagedLayout(Layout):
             "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) JOIN {postings} p ON p.term = q.t "
             "GROUP BY p.chunk_id ORDER BY score DESC LIMIT %s"
             ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC LIMIT %s").format(
-            columns=self._COLUMNS, bm25=bm25, postings=self.tables.sql("postings"), chunks=self.tables.sql("chunks"),
+            columns=self._LEG_COLUMNS, bm25=bm25, postings=self.tables.sql("postings"), chunks=self.tables.sql("chunks"),
             where=where)
         args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], ranked_limit, *params, limit]
         rows = conn.execute(query, args).fetchall()
         exhausted = len(rows) < limit and ranked_limit >= postings
         total_weight = sum(weights.values())
-        candidates = []
-        for row in rows:
-            candidate = self._candidate(row[:-1])
-            candidate.coverage = min(1.0, row[-1] / total_weight)
-            candidates.append(candidate)
+        candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
+                      for id_, filename, score, weight in rows]
         return KeywordResult(candidates, weights, exhausted)
+
+    def complete(self, conn, candidates):
+        rows = conn.execute(sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s)").format(
+            self._COLUMNS, self.tables.sql("chunks")), ([candidate.id for candidate in candidates],)).fetchall()
+        by_id = {row[0]: row for row in rows}
+        return [self._candidate(by_id[candidate.id], candidate) for candidate in candidates if candidate.id in by_id]
 
     def admit(self, candidate, filters):
         found = self._path_in_root(candidate.filename)
@@ -176,12 +189,12 @@ class ManagedLayout(Layout):
         return {row[0]: (row[1], row[2]) for row in rows}
 
     @staticmethod
-    def _candidate(row) -> Candidate:
+    def _candidate(row, leg: Candidate) -> Candidate:
         (id_, filename, text, start, end, chunk_index, kind, status, title, tags, project, recorded_on,
-         recorded_time, frontmatter, score) = row
+         recorded_time, frontmatter) = row
         record = Record(path=filename, relpath="", kind=kind, title=title, status=status, tags=tuple(tags or ()),
                         project=project, date=recorded_on, time=recorded_time, frontmatter=frontmatter)
-        return Candidate(id_, filename, text, float(score), start, end, chunk_index, record)
+        return Candidate(id_, filename, text, leg.score, start, end, chunk_index, record, leg.coverage)
 
 
 class CocoIndexLayout(Layout):

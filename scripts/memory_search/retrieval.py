@@ -177,23 +177,33 @@ class Searcher:
             for rank, candidate in enumerate(candidates, 1):
                 by_id.setdefault(candidate.id, candidate)
                 ranks.setdefault(candidate.id, {})[leg] = {"rank": rank, "score": round(candidate.score, 6)}
-        hits: list[Hit] = []
-        seen: set[str] = set()
-        admitted: dict[str, Record | None] = {}
+        # Admission depends on the file alone, so one-per-file can pick each file's best chunk before
+        # the chunks' text and records are read, and only as many as are shown.
+        chosen, files = [], set()
         for chunk_id, score in fused:
             candidate = by_id[chunk_id]
-            if candidate.filename not in admitted:
-                admitted[candidate.filename] = self.layout.admit(candidate, request.filters)
-            record = admitted[candidate.filename]
-            if record is None or (request.dedupe and record.path in seen):
-                continue
-            seen.add(record.path)
-            text = snippet(candidate.chunk_text, term_weights) if request.snippets else ""
-            hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
-                            end_line=candidate.end_line, chunk_text=candidate.chunk_text,
-                            chunk_index=candidate.chunk_index, legs=ranks[chunk_id]))
-            if len(hits) >= max(request.top, RERANK_CANDIDATES if request.rerank else 0):
-                break
+            if request.dedupe:
+                if candidate.filename in files:
+                    continue
+                files.add(candidate.filename)
+            chosen.append((candidate, score))
+        wanted = max(request.top, RERANK_CANDIDATES if request.rerank else 0)
+        hits: list[Hit] = []
+        paths: set[str] = set()
+        while chosen and len(hits) < wanted:
+            batch, chosen = chosen[:wanted - len(hits)], chosen[wanted - len(hits):]
+            complete = {candidate.id: candidate for candidate in self.layout.complete(
+                self.conn, [candidate for candidate, _ in batch])}
+            for leg_candidate, score in batch:
+                candidate = complete.get(leg_candidate.id)
+                record = candidate and self.layout.admit(candidate, request.filters)
+                if record is None or (request.dedupe and record.path in paths):
+                    continue
+                paths.add(record.path)
+                text = snippet(candidate.chunk_text, term_weights) if request.snippets else ""
+                hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
+                                end_line=candidate.end_line, chunk_text=candidate.chunk_text,
+                                chunk_index=candidate.chunk_index, legs=ranks[candidate.id]))
         return hits
 
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
