@@ -545,7 +545,8 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
     real indexer (the embedding cache makes re-runs cheap), runs every query through the same
     search code as search.py, and prints nDCG@10, Recall@10, Recall@100, MRR@10 and the median
     query time per mode; with --compare or --against, each configuration's gain over the other
-    with its per-query wins, losses and ties."""
+    with its per-query wins, losses and ties. The @10 figures and the time are those of a search
+    for ten results, as search.py makes by default; Recall@100, of a search for 100."""
     import json
     from pathlib import Path
 
