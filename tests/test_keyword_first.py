@@ -11,7 +11,7 @@ import time
 import psycopg
 
 import memory_search
-from conftest import SCRIPTS, index, run_script, search
+from conftest import SCRIPTS, index, names, run_script, search
 from memory_search.schema import ManagedTables
 
 
@@ -118,3 +118,32 @@ def test_a_run_killed_while_embedding_resumes_without_redoing_work(env, memories
     assert finished["success"] == 0 and finished["skipped"] == 30  # no file read again
     assert finished["embedded"] <= 60 - embedded  # nothing embedded twice
     assert _counts(database, memories) == (60, 60)
+
+
+def test_a_run_killed_while_writing_keywords_resumes_without_redoing_work(env, memories, database):
+    marker = memories.root.parent.name  # text new to the embedding cache
+    for number in range(300):  # short notes: the model embeds them quickly once the run resumes
+        memories.write(f"wiki/card-{number:03d}.md", f"Card {number}: term{number}. {marker}", title=f"Card {number}")
+    process = subprocess.Popen([sys.executable, str(SCRIPTS / "index.py"), "--memories", str(memories.root)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    chunks = embedded = 0
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            chunks, embedded = _counts(database, memories)
+        except psycopg.errors.UndefinedTable:
+            pass
+        if 0 < chunks < 300:
+            break
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    chunks, embedded = _counts(database, memories)
+    assert 0 < chunks < 300 and embedded == 0, (chunks, embedded)  # killed in the keyword phase
+    with psycopg.connect(database) as conn:
+        written = conn.execute(f"SELECT max(filename) FROM {ManagedTables.of(memories.root).chunks}").fetchone()[0]
+    number = int(written.removesuffix(".md").rsplit("-", 1)[1])  # .../card-NNN.md
+    assert names(search(env, memories, f"term{number}", "--mode", "keyword")) == [f"card-{number:03d}.md"]
+    finished = index(env, memories)
+    assert finished["success"] == 300 - chunks and finished["skipped"] == chunks  # written files not read again
+    assert _counts(database, memories) == (300, 300)
