@@ -190,13 +190,18 @@ class Searcher:
         wanted = max(request.top, RERANK_CANDIDATES if request.rerank else 0)
         hits: list[Hit] = []
         paths: set[str] = set()
+        admitted: dict[str, Record | None] = {}  # by file: without one-per-file, a file's chunks share it
         while chosen and len(hits) < wanted:
             batch, chosen = chosen[:wanted - len(hits)], chosen[wanted - len(hits):]
             complete = {candidate.id: candidate for candidate in self.layout.complete(
                 self.conn, [candidate for candidate, _ in batch])}
             for leg_candidate, score in batch:
                 candidate = complete.get(leg_candidate.id)
-                record = candidate and self.layout.admit(candidate, request.filters)
+                if candidate is None:
+                    continue
+                if candidate.filename not in admitted:
+                    admitted[candidate.filename] = self.layout.admit(candidate, request.filters)
+                record = admitted[candidate.filename]
                 if record is None or (request.dedupe and record.path in paths):
                     continue
                 paths.add(record.path)
