@@ -25,7 +25,7 @@ def ensure(*modules: str, background: bool = False) -> None:
     venv = os.environ.get("MEMORIES_VENV") or os.path.join(ROOT, ".venv")
     if sys.prefix == venv:  # the common case, decided without importing anything
         return
-    if _enter(venv):
+    if _enter(venv, modules):
         return
     import importlib.util
 
@@ -41,7 +41,7 @@ def ensure(*modules: str, background: bool = False) -> None:
     _fail(f"the dependencies are not installed: run `make install` in {ROOT}")
 
 
-def _enter(venv: str) -> bool:
+def _enter(venv: str, modules: tuple[str, ...]) -> bool:
     """Run on with the .venv's packages instead of this Python's own, as the .venv's python would,
     when the .venv was built for this Python version (same site-packages folder name, so the same
     extension modules load); False when it was not, or is not built yet."""
@@ -50,6 +50,10 @@ def _enter(venv: str) -> bool:
     python = os.path.join(venv, "bin", "python")
     if not (os.path.isdir(packages) and os.path.exists(python)):
         return False
+    missing = [name for name in ("psycopg", *modules) if not os.path.isdir(os.path.join(packages, name))]
+    if missing:
+        _fail(f"{venv} lacks {', '.join(missing)}: run `make install` in {ROOT}, or delete {venv} "
+              "to have it built again")
     import site
 
     own = set(site.getsitepackages()) | {site.getusersitepackages()}

@@ -100,6 +100,17 @@ def test_a_python_of_another_version_reruns_under_the_venv(tmp_path):
     assert run.stdout.splitlines() == ["started", f"re-run with {tmp_path / 'probe.py'}"]
 
 
+def test_a_venv_without_the_dependencies_is_one_line_and_exit_1(tmp_path):
+    venv = tmp_path / "venv"  # for this Python's version, but emptied
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}{sys.abiflags}"
+    (venv / "lib" / version / "site-packages").mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "bin/python").symlink_to(BASE_PYTHON)
+    run = run_probe(tmp_path, venv=str(venv))
+    assert run.returncode == 1 and run.stdout == "started\n"
+    assert run.stderr.count("\n") == 1 and f"{venv} lacks psycopg: run `make install`" in run.stderr
+
+
 def copy_of_the_plugin(destination: Path) -> Path:
     """The repository's files as a marketplace user gets them: no .venv, no tools, no caches."""
     shutil.copytree(ROOT, destination, ignore=shutil.ignore_patterns(
