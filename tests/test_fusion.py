@@ -27,6 +27,21 @@ def test_a_keyword_hit_counts_by_the_share_of_the_query_it_matched():
     assert weak[3] - alone[3] == pytest.approx(0.05 * (strong[3] - alone[3]))
 
 
+def test_a_chunk_first_in_both_legs_stays_first_when_a_lower_keyword_hit_matched_more_of_the_query():
+    semantic = [Candidate(i, name, "", 0.9 - i / 100) for i, name in enumerate("abcde", 1)]
+    keyword = [Candidate(1, "a", "", 19.3, coverage=0.7), Candidate(5, "e", "", 15.1, coverage=1.0)]
+    fused = fuse({"semantic": semantic, "keyword": keyword})
+    assert [chunk for chunk, _ in fused[:2]] == [1, 5]
+    assert fused[0][1] == pytest.approx(1.0)  # first in both, so it counts as fully matched
+
+
+def test_keyword_hits_that_all_matched_little_of_the_query_count_little():
+    semantic = [Candidate(1, "a", "", 0.9), Candidate(2, "b", "", 0.8)]
+    keyword = [Candidate(3, "c", "", 9.0, coverage=0.1), Candidate(4, "d", "", 8.0, coverage=0.05)]
+    fused = fuse({"semantic": semantic, "keyword": keyword})
+    assert [chunk for chunk, _ in fused] == [1, 2, 3, 4]
+
+
 def test_plain_rrf_ignores_coverage():
     assert fuse(_legs(0.05), "rrf-equal") == fuse(_legs(1.0), "rrf-equal")
 

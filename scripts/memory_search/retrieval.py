@@ -265,8 +265,9 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
     """Chunk ids by fused score, best first, scaled so that 1.0 means first in every leg.
 
     rrf: reciprocal rank fusion (k=60) in which a keyword hit counts in proportion to the share of
-    the query it matched, so a leg without signal (a Japanese question over English notes, matched
-    on one stray word) cannot outvote one with signal. rrf-equal: plain RRF. convex: the mean of the
+    the query matched by it or by a hit ranked below it, so a leg without signal (a Japanese question
+    over English notes, matched on one stray word) cannot outvote one with signal, while a hit never
+    counts for less than one the keyword leg ranks below it. rrf-equal: plain RRF. convex: the mean of the
     legs' scores, each scaled by its leg's best (its theoretical minimum, 0, kept), the BM25 part also
     scaled by coverage; convex-equal: without that scaling. weighted: 0.7 x cosine + 0.3 x BM25 scaled
     by the leg's best, the BM25 part also scaled by coverage; weighted-equal: without that scaling."""
@@ -283,8 +284,9 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
             continue
         scaled = leg == "keyword" or method.startswith("convex")
         best = candidates[0].score if scaled and candidates[0].score > 0 else 1.0
-        for rank, candidate in enumerate(candidates, 1):
-            weight = leg_weights[leg] * (candidate.coverage if by_coverage else 1.0)
+        coverages = _coverages(candidates) if by_coverage else [1.0] * len(candidates)
+        for rank, (candidate, coverage) in enumerate(zip(candidates, coverages), 1):
+            weight = leg_weights[leg] * coverage
             if method.startswith("rrf"):
                 contribution = weight / (RRF_K + rank)
             else:
@@ -295,3 +297,18 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
         ceiling /= RRF_K + 1
     ceiling = ceiling or 1.0
     return sorted(((chunk_id, score / ceiling) for chunk_id, score in scores.items()), key=lambda item: -item[1])
+
+
+def _coverages(candidates: list[Candidate]) -> list[float]:
+    """Each candidate's coverage, raised to the best of those below it among the leg's first FUSION_DEPTH.
+
+    Coverage alone lets a hit that matched more of the query but scored lower in BM25 jump over the
+    leg's first hit, so a chunk first in both legs could lose. Raised this way, weights never grow
+    down the leg, fusion keeps the keyword leg's order, and a leg whose hits all matched little of the
+    query still counts for little. The window is the depth every search fuses, so how many results
+    are asked for does not change the weights."""
+    coverages = [candidate.coverage for candidate in candidates]
+    best = 0.0
+    for index in reversed(range(min(len(coverages), FUSION_DEPTH))):
+        best = coverages[index] = max(best, coverages[index])
+    return coverages
