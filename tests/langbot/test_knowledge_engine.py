@@ -243,3 +243,24 @@ def test_a_stopped_database_fails_each_call_with_one_line_and_loses_nothing(env,
         bot.drop(kb)
     finally:
         server.stop()
+
+
+def test_the_evaluation_script_scores_the_plugin_like_eval_py(env):
+    """tests/langbot/evaluate_plugin.py, which the LangBot README's figures come from, still runs."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, str(root / "tests/langbot/evaluate_plugin.py"), str(root / "examples/eval/ja-questions-en-notes"),
+         "--split", "test", "--limit-queries", "5", "--chunk-size", "1000", "--chunk-overlap", "0"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    hybrid = report["results"]["hybrid"]
+    assert report["queries"] == 5
+    assert hybrid["ndcg@10"] >= 0.6  # the semantic leg answers Japanese questions over English notes
+    assert hybrid["recall@100"] >= hybrid["recall@10"]
+    assert report["threshold"]["hybrid"]["0.0"]["mean_results"] == 5.0
