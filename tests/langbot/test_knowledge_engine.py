@@ -3,6 +3,11 @@ PostgreSQL and the real local model; the host's file API is answered from a temp
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("langbot_plugin", reason="the LangBot SDK is not installed: run `make test-langbot`")
@@ -247,11 +252,6 @@ def test_a_stopped_database_fails_each_call_with_one_line_and_loses_nothing(env,
 
 def test_the_evaluation_script_scores_the_plugin_like_eval_py(env):
     """tests/langbot/evaluate_plugin.py, which the LangBot README's figures come from, still runs."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
         [sys.executable, str(root / "tests/langbot/evaluate_plugin.py"), str(root / "examples/eval/ja-questions-en-notes"),
