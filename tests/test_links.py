@@ -38,6 +38,29 @@ def test_extraction_reads_every_link_form_and_ignores_code_and_urls():
     ]
 
 
+def test_indented_code_holds_no_links_but_indented_list_text_does():
+    body = "\n".join([
+        "# Setup",  # line 1
+        "    [[after a heading]] is code",
+        "",
+        "Text before code:",
+        "    a paragraph's [[lazy continuation]]",
+        "",
+        "    [[in indented code]] and [x](code.md)",
+        "\t[[tab indented code]]",
+        "",
+        "- an item",  # line 10
+        "",
+        "    [[item continued]]",
+        "",
+        "Back at the margin: [[Margin]]",
+        "",
+        "    [[code again]]",
+    ])
+    assert [(link.line, link.target) for link in extract_links(body, "wiki/setup.md")] == [
+        (5, "lazy continuation"), (12, "item continued"), (14, "Margin")]
+
+
 def _edges(memories, source=None):
     """(source relpath, target relpath or None, kind, target as written) of the index's links."""
     root = memories.root

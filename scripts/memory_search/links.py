@@ -1,6 +1,6 @@
 """Links between memories: extracted while indexing, stored per source file, resolved when read.
 
-Recognized in a memory's body (not inside fenced code blocks or inline code):
+Recognized in a memory's body (not inside code: fenced or indented blocks, or inline code):
   [[Note]]  [[Note|alias]]  [[Note#heading]]  [[folder/Note]]  ![[embed]]  [text](../wiki/page.md)
 
 Resolution follows Obsidian-style vaults, case-insensitively: first by path (a wikilink's path from
@@ -27,6 +27,8 @@ from .schema import ManagedTables
 KINDS = ("wikilink", "embed", "markdown")
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
+_ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _MARKDOWN_LINK = re.compile(r"(!?)\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*(<[^>\n]+>|[^)\s]+)(?:\s+[\"'(][^)\n]*)?\s*\)")
@@ -61,6 +63,7 @@ def extract_links(body: str, source_relpath: str, first_line: int = 1) -> list[L
     links: list[Link] = []
     folder = posixpath.dirname(source_relpath)
     fence: str | None = None
+    continues = in_list = False  # the line before is text a line can continue; a list item is open
     for offset, line in enumerate(body.splitlines()):
         opened = _FENCE.match(line)
         if fence is not None:
@@ -69,8 +72,19 @@ def extract_links(body: str, source_relpath: str, first_line: int = 1) -> list[L
                 fence = None
             continue
         if opened:
-            fence = opened.group(1)
+            fence, continues = opened.group(1), False
             continue
+        if not line.strip():
+            continues = False
+            continue
+        indented = _indent(line) >= 4
+        if indented and not continues and not in_list:
+            continue  # an indented code block, as CommonMark reads one outside lists
+        if _LIST_ITEM.match(line):
+            in_list = True
+        elif not continues and not line[:1].isspace():
+            in_list = False  # a paragraph at the margin after a blank line closes the list
+        continues = not _ATX_HEADING.match(line)
         if "[" not in line:
             continue
         text = _INLINE_CODE.sub(lambda match: " " * len(match.group(0)), line)
@@ -86,6 +100,19 @@ def extract_links(body: str, source_relpath: str, first_line: int = 1) -> list[L
             if link is not None:
                 links.append(link)
     return links
+
+
+def _indent(line: str) -> int:
+    """Columns of leading white space, a tab reaching the next multiple of four."""
+    column = 0
+    for char in line:
+        if char == " ":
+            column += 1
+        elif char == "\t":
+            column += 4 - column % 4
+        else:
+            break
+    return column
 
 
 def _wikilink(target: str, kind: str, line: int) -> Link:
