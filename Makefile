@@ -46,7 +46,7 @@ test-langbot: $(BIN)/lbp
 langbot-plugin: $(BIN)/lbp
 	rm -rf build/langbot-plugin && mkdir -p build dist
 	cp -R integrations/langbot build/langbot-plugin
-	cp -R scripts/memory_search build/langbot-plugin/memory_search
+	cp -R src/memory_search build/langbot-plugin/memory_search
 	$(BIN)/python -c "import importlib.metadata as m; print(*(r for r in m.requires('memory-search') if 'extra ==' not in r), sep='\n')" >> build/langbot-plugin/requirements.txt
 	cd build/langbot-plugin && $(CURDIR)/$(BIN)/lbp build -o $(CURDIR)/dist
 
@@ -60,15 +60,15 @@ clean:
 
 # Speed on synthetic memories (about 15 minutes) and quality on the public sets.
 bench: install
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python tools/bench.py
 
 EVAL ?= ../shared/eval
 eval: install
-	$(BIN)/python scripts/eval.py $(EVAL)/scifact-train --split train
-	$(BIN)/python scripts/eval.py $(EVAL)/jsquad-dev --split dev
-	$(BIN)/python scripts/eval.py $(EVAL)/jaquad-train --split train
-	$(BIN)/python scripts/eval.py examples/eval/ja-questions-en-notes --split test
-	$(BIN)/python scripts/eval.py examples/eval/en-questions-ja-notes --split test
+	$(BIN)/python tools/eval.py $(EVAL)/scifact-train --split train
+	$(BIN)/python tools/eval.py $(EVAL)/jsquad-dev --split dev
+	$(BIN)/python tools/eval.py $(EVAL)/jaquad-train --split train
+	$(BIN)/python tools/eval.py examples/eval/ja-questions-en-notes --split test
+	$(BIN)/python tools/eval.py examples/eval/en-questions-ja-notes --split test
 
 # The package-notes set (examples/eval/package-notes): npm READMEs, queries = their descriptions.
 NOTES_SRC ?= /tmp/memory-search-package-notes
@@ -77,5 +77,5 @@ eval-notes: install
 	cp examples/eval/package-notes/package.json examples/eval/package-notes/package-lock.json $(NOTES_SRC)/src/
 	cd $(NOTES_SRC)/src && npm ci --ignore-scripts --no-audit --no-fund --silent
 	$(BIN)/python examples/eval/package-notes/build.py $(NOTES_SRC)/src/node_modules $(NOTES_SRC)/set
-	$(BIN)/python scripts/eval.py $(NOTES_SRC)/set --split ja
-	$(BIN)/python scripts/eval.py $(NOTES_SRC)/set --split en
+	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split ja
+	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split en

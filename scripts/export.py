@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Export the indexed chunks: see `export.py --help`."""
-import _venv
+import os
+import sys
 
-_venv.ensure()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from memory_search.faces.launch import launch  # noqa: E402  (standard library only until it is needed)
 
-from memory_search.cli import export_command, run  # noqa: E402
-
-run(export_command, "export.py")
+launch("export")

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Serve the memories to MCP clients over stdio: see `mcp_server.py --help`."""
-import _venv
+"""Serve the memories to MCP clients: see `mcp_server.py --help`."""
+import os
+import sys
 
-_venv.ensure("mcp", background=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from memory_search.faces.launch import launch  # noqa: E402  (standard library only until it is needed)
 
-from memory_search.mcp_server import main  # noqa: E402
-
-main()
+launch("mcp_server")

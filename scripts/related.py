@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""What a memory is connected to: see `related.py --help`."""
-import _venv
+"""List what a memory is connected to: see `related.py --help`."""
+import os
+import sys
 
-_venv.ensure()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from memory_search.faces.launch import launch  # noqa: E402  (standard library only until it is needed)
 
-from memory_search.cli import related_command, run  # noqa: E402
-
-run(related_command, "related.py")
+launch("related")

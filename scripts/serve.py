@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
-"""Serve the memories over a read-only local HTTP API: see `serve.py --help`."""
-import _venv
+"""Serve the memories over a read-only HTTP API: see `serve.py --help`."""
+import os
+import sys
 
-_venv.ensure("starlette", "uvicorn")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from memory_search.faces.launch import launch  # noqa: E402  (standard library only until it is needed)
 
-from memory_search.cli import run  # noqa: E402
-from memory_search.http_api import serve_command  # noqa: E402
-
-run(serve_command, "serve.py")
+launch("serve")

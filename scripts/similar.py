@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
-"""List the memories closest in meaning to a memory: see `similar.py --help`."""
-import _client
+"""List the memories closest in meaning to one: see `similar.py --help`."""
+import os
+import sys
 
-start_helper = _client.answer("similar")  # exits here with a warm helper's answer
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from memory_search.faces.launch import launch  # noqa: E402  (standard library only until it is needed)
 
-import _venv  # noqa: E402
-
-_venv.ensure()
-
-from memory_search.cli import run, similar_command  # noqa: E402
-
-run(similar_command, "similar.py", start_helper=start_helper)
+launch("similar")

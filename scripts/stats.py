@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
 """Show what the index holds: see `stats.py --help`."""
-import _client
+import os
+import sys
 
-start_helper = _client.answer("stats")  # exits here with a warm helper's answer
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+from memory_search.faces.launch import launch  # noqa: E402  (standard library only until it is needed)
 
-import _venv  # noqa: E402
-
-_venv.ensure()
-
-from memory_search.cli import stats_command, run  # noqa: E402
-
-run(stats_command, "stats.py", start_helper=start_helper)
+launch("stats")

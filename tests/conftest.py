@@ -1,7 +1,12 @@
-"""Fixtures: one real embedded PostgreSQL for the session, memories directories built per test."""
+"""Fixtures: one real embedded PostgreSQL for the session, memories directories built per test.
+
+Scripts run in this process by default, as the warm helper runs them (faces/cli.py's Console: their own
+streams, environment and working directory, one shared model and connection pool); run_process runs
+one as a fresh process, for what only a process shows (start-up, signals, the helper itself)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -13,7 +18,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
-sys.path.insert(0, str(SCRIPTS))
+sys.path.insert(0, str(ROOT / "src"))
 
 
 @pytest.fixture(scope="session")
@@ -78,12 +83,50 @@ def memories(tmp_path) -> MemoriesDir:
     return MemoriesDir(tmp_path / "memories")
 
 
+_RESOURCES = []
+
+
+def shared_resources():
+    """One model and connection pool for every in-process run, as the warm helper keeps them."""
+    if not _RESOURCES:
+        from memory_search.resources import Resources
+
+        _RESOURCES.append(Resources())
+    return _RESOURCES[0]
+
+
+class _Captured(io.StringIO):
+    def __init__(self, tty: bool = False):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
 def run_script(name: str, *args: str, env: dict[str, str], memories: MemoriesDir | None = None,
-               check: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
+               check: bool = False, cwd: str | None = None, tty: bool = False) -> subprocess.CompletedProcess:
+    """Run scripts/<name>.py's command in this process; the result has returncode, stdout and stderr."""
+    from memory_search.faces import cli
+
+    argv = [*args] + (["--memories", str(memories.root)] if memories is not None else [])
+    stdout, stderr = _Captured(tty), _Captured(tty)
+    console = cli.Console(stdout=stdout, stderr=stderr, environ=dict(env), cwd=cwd or os.getcwd(),
+                          resources=shared_resources())
+    code = cli.run(cli.COMMANDS[name], f"{name}.py", args=argv, console=console, exits=False)
+    result = subprocess.CompletedProcess([f"{name}.py", *argv], code, stdout.getvalue(), stderr.getvalue())
+    if check and result.returncode != 0:
+        raise AssertionError(f"{name}.py {' '.join(args)} exited {result.returncode}: {result.stderr}")
+    return result
+
+
+def run_process(name: str, *args: str, env: dict[str, str], memories: MemoriesDir | None = None,
+                check: bool = False, timeout: float = 300, cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run scripts/<name>.py as a fresh process."""
     command = [sys.executable, str(SCRIPTS / f"{name}.py"), *args]
     if memories is not None:
         command += ["--memories", str(memories.root)]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
     if check and result.returncode != 0:
         raise AssertionError(f"{name}.py {' '.join(args)} exited {result.returncode}: {result.stderr}")
     return result

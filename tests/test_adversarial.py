@@ -20,7 +20,7 @@ import pytest
 from psycopg import sql
 
 from adversarial import write_corpus
-from conftest import SCRIPTS, index, run_script, search
+from conftest import run_process, SCRIPTS, index, run_script, search
 from memory_search.schema import ManagedTables
 
 def assert_clean_failure(result: subprocess.CompletedProcess, codes=(0, 2, 3)) -> None:
@@ -70,7 +70,7 @@ def check_consistency(database: str, root: Path) -> dict:
 def test_every_hostile_file_is_indexed_or_skipped_with_its_reason(env, memories, database):
     cases = write_corpus(memories.root)
     started = time.monotonic()
-    result = run_script("index", "--json", env=env, memories=memories, timeout=600)
+    result = run_script("index", "--json", env=env, memories=memories)
     assert_clean_failure(result, codes=(4,))
     stats = json.loads(result.stdout)
     reasons = {failure["path"]: failure["reason"] for failure in stats["failures"]}
@@ -117,11 +117,11 @@ def test_recent_lists_every_readable_record_and_never_hangs(env, memories):
     write_corpus(memories.root)
     memories.write("raw/session/2026-11-03/090000_deep0000_deep0000.md", "body",
                    title="deep", nested=json.loads("[" * 200 + "]" * 200))
-    result = run_script("recent", "--kind", "all", "--format", "json", env=env, memories=memories, timeout=30)
+    result = run_process("recent", "--kind", "all", "--format", "json", env=env, memories=memories, timeout=30)
     assert_clean_failure(result)
     titles = [record["title"] for record in json.loads(result.stdout)]
     assert titles == ["090000_deep0000_deep0000", "Good session"]  # the FIFO is left out, the deep one kept
-    huge = run_script("recent", "--days", "999999999", env=env, memories=memories, timeout=30)
+    huge = run_process("recent", "--days", "999999999", env=env, memories=memories, timeout=30)
     assert_clean_failure(huge)
     assert "Good session" in huge.stdout
 

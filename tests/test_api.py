@@ -8,7 +8,7 @@ import pytest
 
 import memory_search
 from conftest import run_script
-from memory_search.errors import IndexMissing, MemoriesMissing
+from memory_search.errors import IndexMissing, MemoriesMissing, MemoryNotFound, PathOutside
 from memory_search.render import hits_json, records_json
 
 TEA = "# Brewing green tea\n\nBrew green tea at 70 degrees for two minutes; boiling water makes it bitter.\n"
@@ -67,10 +67,10 @@ def test_similar_finds_the_page_about_the_same_topic_not_the_memory_itself(env, 
 def test_similar_refuses_a_path_outside_the_directory_or_not_indexed(env, notes, tmp_path):
     with memory_search.open(memories_dir=str(notes.root)) as memories:
         memories.index()
-        with pytest.raises(MemoriesMissing, match="outside the memories directory"):
+        with pytest.raises(PathOutside, match="outside the memories directory"):
             memories.similar(str(tmp_path / "elsewhere.md"))
         notes.write("wiki/new.md", "# New\n\nNot indexed yet.", title="New")
-        with pytest.raises(IndexMissing, match="not in the index"):
+        with pytest.raises(MemoryNotFound, match="not in the index"):
             memories.similar("wiki/new.md")
 
 

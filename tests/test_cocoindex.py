@@ -20,7 +20,8 @@ NOTES = {
 @pytest.fixture
 def cocoindex_table(env, database, memories):
     """A CocoIndex-layout table with halfvec(384) embeddings made by the local model, built here."""
-    from memory_search.embedding import LocalEmbedder, vector_literal
+    from memory_search.embedding import vector_literal
+    from memory_search.embedding.local import LocalEmbedder
 
     for relpath, (head, body) in NOTES.items():
         path = memories.root / relpath

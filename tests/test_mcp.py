@@ -161,13 +161,16 @@ def test_bad_arguments_are_invalid_params_and_the_server_keeps_answering(base_en
     assert still[0]["title"] == "Tuning the HNSW index"
 
 
-def test_similar_outside_the_directory_is_a_tool_error_with_one_line(base_env, sample):
+def test_similar_outside_the_directory_is_invalid_params_with_one_line(base_env, sample):
     async def conversation(session):
-        return await session.call_tool("similar", {"path": str(sample.root.parent / "secret.txt")})
+        try:
+            await session.call_tool("similar", {"path": str(sample.root.parent / "secret.txt")})
+        except MCPError as error:
+            return error.error.code, error.error.message
+        return None
 
-    result = talk(server_env(base_env, sample), conversation)
-    assert result.is_error and "outside the memories directory" in result.content[0].text
-    assert "\n" not in result.content[0].text
+    code, message = talk(server_env(base_env, sample), conversation)
+    assert code == INVALID_PARAMS and "outside the memories directory" in message and "\n" not in message
 
 
 def test_a_missing_index_is_a_tool_error_with_one_line(base_env, sample, tmp_path):

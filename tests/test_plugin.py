@@ -68,11 +68,11 @@ def test_the_session_end_hook_returns_at_once_and_indexes_in_the_background(env,
 
 
 def run_probe(tmp_path: Path, *modules: str, venv: str | None = None) -> subprocess.CompletedProcess:
-    """A script that says it started, asks _venv for the dependencies, then says where click came from."""
+    """A script that says it started, asks the launcher for the dependencies, then says where click came from."""
     probe = tmp_path / "probe.py"
-    probe.write_text(f"import sys\nsys.path.insert(0, {str(ROOT / 'scripts')!r})\nprint('started', flush=True)\n"
-                     f"import _venv\n_venv.ensure(*{modules!r})\nimport click\nprint(click.__file__)\n"
-                     f"print(sys.executable)\n")
+    probe.write_text(f"import sys\nsys.path.insert(0, {str(ROOT / 'src')!r})\nprint('started', flush=True)\n"
+                     f"from memory_search.faces import launch\nlaunch.ensure(*{modules!r})\nimport click\n"
+                     f"print(click.__file__)\nprint(sys.executable)\n")
     env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "MEMORIES_VENV")}
     if venv:
         env["MEMORIES_VENV"] = venv
@@ -122,8 +122,8 @@ def test_an_interrupted_setup_leaves_no_environment_behind(tmp_path):
     plugin = copy_of_the_plugin(tmp_path / "plugin")
     env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "MEMORIES_VENV")}
     env["PIP_CACHE_DIR"] = PIP_CACHE
-    process = subprocess.Popen([BASE_PYTHON, str(plugin / "scripts/_venv.py")], env=env, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen([BASE_PYTHON, str(plugin / "src/memory_search/faces/launch.py")], env=env,
+                               stderr=subprocess.PIPE, text=True)
     line = process.stderr.readline()
     assert "setting up the Python environment" in line
     deadline = time.monotonic() + 60

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_search.chunking import chunk_markdown
-from memory_search.errors import UsageError
+from memory_search.errors import ParameterError
 from memory_search.filters import matches, parse_where, Filters
 from memory_search.memories import BadMemory, split_frontmatter
 from memory_search.records import make_record
@@ -60,8 +60,8 @@ def test_where_either_parses_or_is_a_usage_error(document, value):
     text = json.dumps(document)
     try:
         conditions = parse_where(text)
-    except UsageError as error:
-        assert str(error).startswith("--where")
+    except ParameterError as error:  # named by each face in its own words: --where, where
+        assert str(error).startswith("where") and error.spelled("--where").startswith("--where")
         return
     filters = Filters(include_superseded=True, where=conditions)
     record = make_record("/m/wiki/x.md", "wiki/x.md", {"a": value, "status": "active"})

@@ -70,7 +70,7 @@ def test_a_relative_path_and_the_search_filters_work_as_in_search_py(env, sample
 
 
 @pytest.mark.parametrize("path, code, words", [
-    ("/etc/hostname", 3, "outside the memories directory"),
+    ("/etc/hostname", 2, "outside the memories directory"),
     ("wiki/never-written.md", 3, "not in the index"),
     ("", 2, "empty"),
 ])

@@ -58,7 +58,7 @@ class Host:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """A LangBot embedding model: the local model, as a provider without query/passage roles."""
-        from memory_search.embedding import LocalEmbedder
+        from memory_search.embedding.local import LocalEmbedder
 
         self._model = self._model or LocalEmbedder()
         return self._model.embed_documents(texts)

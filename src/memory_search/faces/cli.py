@@ -1,0 +1,646 @@
+"""Command-line entry points: parse, call the library, render, map errors to exit codes.
+
+Every command writes through the Console it is given (click's ctx.obj): the process's own streams,
+environment and working directory, or those of a request the warm helper runs (faces/helper.py). So
+the same command runs in a script's process or in the helper, and the library never reads either."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, TextIO
+
+import click
+
+from .. import params
+from ..config import DATABASE_ENVIRONMENT_HELP, ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
+from ..errors import MemorySearchError, ParameterError, UsageError, first_line, require_text
+from .outcomes import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, exit_code
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  success, also when nothing matched
+  1  runtime failure (database, embedding service, index mismatch)
+  2  usage error (bad flag, empty query, --top outside 1..100)
+  3  the memories directory or the index is missing"""
+INDEX_EXIT_CODES_HELP = EXIT_CODES_HELP + """
+  4  the index is up to date except for files that could not be
+     indexed (each listed with its reason)"""
+
+
+@dataclass
+class Console:
+    """Where one run of a command reads and writes: this process's streams, environment and working
+    directory, or a helper request's."""
+
+    stdout: TextIO
+    stderr: TextIO
+    environ: Mapping[str, str]
+    cwd: str
+    resources: object | None = None  # resources.Resources shared by the helper's requests
+    prog: str = "memory-search"
+    columns: int | None = None  # the terminal's width, for --help
+    started_helper: list = field(default_factory=list)
+
+    @classmethod
+    def of_process(cls, prog: str) -> "Console":
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = "/"
+        return cls(sys.stdout, sys.stderr, os.environ, cwd, prog=prog)
+
+    def out(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+
+    def err(self, text: str) -> None:
+        self.stderr.write(text + "\n")
+        self.stderr.flush()
+
+    def warn(self, message: str) -> None:
+        self.err(f"{self.prog}: warning: {message}")
+
+    def absolute(self, path: str) -> str:
+        """A path given on the command line, relative to this run's working directory."""
+        return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path)))
+
+    def settings(self, memories: str | None = None, table: str | None = None, daemon: bool | None = None) -> Settings:
+        if memories is not None and not memories.strip():
+            raise UsageError("--memories is empty: give the memories directory")
+        require_text(memories, "--memories")
+        settings = Settings.from_env(self.environ, self.cwd)
+        settings = settings.with_overrides(memories_dir=self.absolute(memories) if memories else None, table=table)
+        return settings if daemon is None else settings.with_overrides(daemon=daemon)
+
+    def open(self, settings: Settings, warn=None):
+        """The library object a command works with: over the helper's shared resources when there are some."""
+        from ..api import Memories
+
+        return Memories(settings, warn=warn, resources=self.resources)
+
+    def memory_path(self, path: str, settings: Settings) -> str:
+        """A memory's path as the user gave it: relative to the working directory when it exists there, else
+        to the memories directory."""
+        if path.strip() and not os.path.isabs(os.path.expanduser(path)):
+            here = self.absolute(path)
+            if os.path.exists(here):
+                return here
+        return path
+
+    @property
+    def debug(self) -> bool:
+        return (self.environ.get("MEMORIES_DEBUG") or "0").strip() not in ("", "0")
+
+
+class _HelpToConsole:
+    """--help written to the run's Console rather than to the process's stdout."""
+
+    def get_help_option(self, ctx):
+        names = self.get_help_option_names(ctx)
+        if not names or not self.add_help_option:
+            return None
+        if self._help_option is None:
+            def show(ctx, param, value):
+                if value and not ctx.resilient_parsing:
+                    console = ctx.find_object(Console)
+                    (console.stdout if console else sys.stdout).write(ctx.get_help() + "\n")
+                    ctx.exit()
+
+            self._help_option = click.Option(names, is_flag=True, expose_value=False, is_eager=True,
+                                             help="Show this message and exit.", callback=show)
+        return self._help_option
+
+
+class Command(_HelpToConsole, click.Command):
+    pass
+
+
+class Group(_HelpToConsole, click.Group):
+    pass
+
+
+def command(examples: str, environment: str = ENVIRONMENT_HELP, exit_codes: str = EXIT_CODES_HELP):
+    """A click command whose --help ends with examples, environment variables and exit codes."""
+    epilog = "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + exit_codes
+    return click.command(cls=Command, epilog=epilog, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def option(name: str, **overrides):
+    """The click option of a request parameter (params.PARAMETERS), with its help in this command's words."""
+    parameter = params.PARAMETERS[name]
+    settings: dict = {"help": overrides.pop("help", parameter.help)}
+    if parameter.metavar:
+        settings["metavar"] = parameter.metavar
+    if parameter.kind == "choice":
+        settings.update(type=click.Choice(list(parameter.choices)))
+        if parameter.default is not None:
+            settings.update(default=parameter.default, show_default=True)
+    elif parameter.kind == "integer":
+        settings["type"] = click.IntRange(parameter.minimum, parameter.maximum)
+        if parameter.default is not None and name != "start_line":
+            settings.update(default=parameter.default, show_default=True)
+    elif parameter.kind == "number":
+        settings["type"] = float
+    elif parameter.kind == "boolean":
+        settings["is_flag"] = True
+    elif parameter.kind == "texts":
+        settings["multiple"] = True
+    settings.update(overrides)
+    return click.option(parameter.cli, name, **settings)
+
+
+def options(*decorators):
+    """Several click options as one decorator, listed in --help in the order given."""
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+    return apply
+
+
+def checked(values: dict, names) -> dict:
+    """The parameters' values as params checks them; a bad one is a usage error naming the option."""
+    try:
+        return params.check({name: values.get(name) for name in names}, names)
+    except ParameterError as error:
+        raise UsageError(error.spelled(params.PARAMETERS[error.parameter].cli)) from None
+
+
+def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: bool = False,
+        exits: bool = True) -> int:
+    """Run a click command with one-line errors and the documented exit codes.
+
+    start_helper: no warm helper answered this call; start one for the next.
+    exits: end the process with the exit code (False in the helper and in tests, which run many)."""
+    console = console or Console.of_process(prog)
+    console.prog = prog
+    code = EXIT_FAILURE
+    try:
+        code = command.main(args=args, prog_name=prog, standalone_mode=False, obj=console,
+                            terminal_width=console.columns)
+    except click.exceptions.Exit as done:
+        code = done.exit_code
+    except click.UsageError as error:
+        code = _fail(console, f"{error.format_message()} (see {prog} --help)", EXIT_USAGE)
+    except MemorySearchError as error:
+        code = _fail(console, str(error), exit_code(error))
+    except (KeyboardInterrupt, click.Abort):
+        code = _fail(console, "interrupted", 130)
+    except BrokenPipeError:
+        code = 0
+        if exits:
+            sys.stderr.close()
+    except Exception as error:  # last resort: still one line, never a traceback
+        if console.debug:
+            raise
+        code = _fail(console, _describe_unexpected(error), EXIT_FAILURE)
+    code = code if isinstance(code, int) else 0
+    if start_helper and code == 0:  # after the output, so its start-up does not slow this call; not for a
+        from . import helper        # run that failed (no index, say): the next call would fail the same way
+
+        helper.start_in_background(warm=prog == "search.py")
+    if exits:
+        gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
+        sys.exit(code)
+    return code
+
+
+def _describe_unexpected(error: Exception) -> str:
+    if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
+        if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
+            return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
+                    "(scripts/db.py status, or your MEMORIES_DATABASE_URL server) and try again")
+        return f"PostgreSQL refused the request ({first_line(error)})"
+    return f"unexpected {type(error).__name__}: {first_line(error)} (set MEMORIES_DEBUG=1 for a traceback)"
+
+
+def _fail(console: Console, message: str, code: int) -> int:
+    console.err(f"{console.prog}: error: {_masked(console, message)}")
+    return code
+
+
+def _masked(console: Console, message: str) -> str:
+    """Never print a secret: the configured ones by value, any password, token or key by its shape."""
+    from ..errors import mask_secrets
+
+    try:
+        settings = Settings.from_env(console.environ, console.cwd)
+        known = (settings.voyage_api_key, settings.database_url)
+    except Exception:  # masking must not fail; the shapes are still masked
+        known = ()
+    return mask_secrets(message, *known)
+
+
+memories_option = click.option("--memories", "memories", metavar="DIR",
+                               help="memories directory (default: $MEMORIES_DIR)")
+table_option = click.option("--table", help="read this table (default: $MEMORIES_TABLE, the managed index, then "
+                                            "CocoIndex's)")
+format_option = click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown",
+                             show_default=True)
+
+
+def _filter_options(where_help: str):
+    return options(option("project"), option("tags"), option("since"), option("until"),
+                   option("where", help=where_help))
+
+
+def _scope_and_format(superseded_help: str = params.PARAMETERS["include_superseded"].help):
+    return options(option("scope"), option("include_superseded", help=superseded_help), format_option)
+
+
+# --- search --------------------------------------------------------------------------------------
+
+SEARCH_EXAMPLES = """\
+  search.py "セッション要約の保存先"
+  search.py "コミット規約" --scope wiki --top 5 --format json
+  search.py "Jina Reader 仕様" --scope web
+  search.py "recording" --include-superseded
+  search.py "ERR_PGVECTOR_DIM_MISMATCH" --mode keyword --explain
+  search.py "release plan" --since 2026-10-01 --where '{"project": {"$in": ["agents", "infra"]}}'"""
+WHERE_OPERATORS = params.PARAMETERS["where"].help + "; operators $eq $ne $gt $gte $lt $lte $in $nin"
+
+
+@command(SEARCH_EXAMPLES)
+@click.argument("query")
+@option("top")
+@_scope_and_format()
+@click.option("--no-dedupe", is_flag=True, help="return every matching chunk, not one best chunk per file")
+@option("mode")
+@_filter_options(WHERE_OPERATORS)
+@option("min_score")
+@click.option("--explain", is_flag=True, help="show each leg's rank and score for every hit")
+@click.option("--rerank/--no-rerank", default=None,
+              help="rerank with Voyage rerank-2.5 (default: on when VOYAGE_API_KEY is set)")
+@table_option
+@click.option("--no-daemon", is_flag=True, help="do not use the warm helper process")
+@memories_option
+@click.pass_obj
+def search_command(console: Console, query, output, no_dedupe, explain, rerank, table, no_daemon, memories, **given):
+    """Search the memories for QUERY (natural language, Japanese or English).
+
+    Prints the best chunk of each matching file, best first, as Markdown or JSON.
+    A snippet is a lead: read the file before quoting it."""
+    from ..render import hits_json, hits_markdown
+    from ..retrieval import SearchRequest
+
+    if not require_text(query, "the query").strip():
+        raise UsageError("the query is empty: give a few words to search for")
+    values = checked(given, ("top", "mode", "min_score", *params.FILTER_NAMES))
+    settings = console.settings(memories, table, daemon=False if no_daemon else None)
+    request = SearchRequest(query=query, top=values["top"], mode=values["mode"], filters=params.filters(values),
+                            dedupe=not no_dedupe, min_score=values["min_score"],
+                            rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
+    started = time.perf_counter()
+    with console.open(settings, warn=console.warn) as memories_:
+        hits = memories_.run(request)
+    if settings.search_log is not None:
+        _log_search(console, settings, request, len(hits), (time.perf_counter() - started) * 1000)
+    console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
+
+
+def _log_search(console: Console, settings: Settings, request, results: int, milliseconds: float) -> None:
+    from .. import search_log
+
+    item = search_log.entry(request.query, request.filters, request.top, results, milliseconds, request.mode)
+    warning = search_log.append(settings.search_log, settings.memories_root, item)
+    if warning:
+        console.warn(warning)
+
+
+# --- similar -------------------------------------------------------------------------------------
+
+SIMILAR_EXAMPLES = """\
+  similar.py raw/session/2026-10-14/213305_3f9a1c2e_9d8c7b6a.md
+  similar.py ~/memories/wiki/search/embedding-model.md --scope session --top 5 --format json
+  similar.py wiki/dev/commit-conventions.md --include-superseded --since 2026-10-01"""
+
+
+@command(SIMILAR_EXAMPLES)
+@click.argument("path")
+@option("top", help="how many files to return, 1..100")
+@_scope_and_format()
+@_filter_options(params.PARAMETERS["where"].help)
+@option("min_score", help="drop hits whose cosine similarity is below this")
+@click.option("--explain", is_flag=True, help="show the semantic rank and score, and the line range")
+@table_option
+@memories_option
+@click.pass_obj
+def similar_command(console: Console, path, output, explain, table, memories, **given):
+    """List the memories closest in meaning to the memory at PATH.
+
+    PATH is absolute or relative to the memories directory. Its meaning is the mean of its
+    chunks' vectors (its whole text, not its title); the memory itself is left out, and each
+    file appears once. Same output as search.py."""
+    from ..render import hits_json, hits_markdown
+
+    values = checked(given, ("top", "min_score", *params.FILTER_NAMES))
+    settings = console.settings(memories, table)
+    with console.open(settings, warn=console.warn) as memories_:
+        hits = memories_.similar(console.memory_path(path, settings), top=values["top"],
+                                 filters=params.filters(values), min_score=values["min_score"])
+    console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
+
+
+# --- recent --------------------------------------------------------------------------------------
+
+RECENT_EXAMPLES = """\
+  recent.py --kind session --top 5
+  recent.py --kind session --project agents --days 7
+  recent.py --kind web --top 10 --format json
+  recent.py --kind all --format paths"""
+
+
+@command(RECENT_EXAMPLES, RECENT_ENVIRONMENT_HELP)
+@option("kind", help=None)
+@option("top", help="how many records, 1..100")
+@option("project")
+@option("days")
+@click.option("--format", "output", type=click.Choice(["markdown", "json", "paths"]), default="markdown",
+              show_default=True)
+@memories_option
+@click.pass_obj
+def recent_command(console: Console, output, memories, **given):
+    """List the newest records under raw/<kind>/YYYY-MM-DD/HHMMSS_*.md, newest first.
+
+    Reads the files only: no database and no model."""
+    from ..render import records_json, records_markdown, records_paths
+
+    values = checked(given, ("kind", "top", "project", "days"))
+    records = console.open(console.settings(memories)).recent(kind=values["kind"], top=values["top"],
+                                                              project=values["project"], days=values["days"])
+    if output == "json":
+        console.out(records_json(records))
+    elif output == "paths":
+        if records:
+            console.out(records_paths(records))
+    else:
+        console.out(records_markdown(records))
+
+
+# --- index ---------------------------------------------------------------------------------------
+
+INDEX_EXAMPLES = """\
+  index.py                          # bring the index up to date
+  index.py --memories ~/memories --json
+  index.py --dry-run                # list what would change
+  index.py --rebuild                # start over (cached embeddings are reused)
+  index.py --exclude 'raw/web/**'   # on top of trashbox/**, **/_*.md, **/.git/**, dot-files
+  index.py --reset-selection        # forget --include/--exclude: index every memory again
+  index.py --watch                  # keep the index fresh while files change"""
+
+
+@command(INDEX_EXAMPLES, exit_codes=INDEX_EXIT_CODES_HELP)
+@click.option("--rebuild", is_flag=True,
+              help="build the index again beside the old one, then swap (searches keep working)")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="index only paths matching GLOB (repeatable; remembered by the index; * stays in a folder, "
+                   "** crosses folders)")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="also leave out paths matching GLOB (repeatable; remembered by the index)")
+@click.option("--reset-selection", is_flag=True, help="forget the remembered --include/--exclude")
+@click.option("--dry-run", is_flag=True, help="list new, changed and deleted files; change nothing")
+@click.option("--json", "as_json", is_flag=True, help="print IndexStats as JSON on stdout")
+@click.option("--watch", is_flag=True, help="keep running and re-index when files change")
+@click.option("--no-wait", is_flag=True, help="exit at once if another indexer holds the lock")
+@memories_option
+@click.pass_obj
+def index_command(console: Console, rebuild, include, exclude, reset_selection, dry_run, as_json, watch, no_wait,
+                  memories):
+    """Build or refresh the search index of the memories directory.
+
+    Only new and changed files are read and embedded; deleted files leave the index. Each
+    file's rows are replaced in one transaction, so a search never sees half a file and an
+    interrupted run loses nothing already written. Progress goes to stderr on a terminal."""
+    from ..progress import Progress
+    from ..render import as_json as to_json, stats_text
+
+    settings = console.settings(memories)
+    progress = Progress(console.stderr)
+    if reset_selection:
+        include, exclude = include or (), exclude or ()
+    elif not include and not exclude:
+        include = exclude = None  # the selection the index remembers
+    library = console.open(settings)
+    if dry_run:
+        with library:
+            plan = library.plan(include, exclude)
+        report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
+                  "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
+                  "unchanged": len(plan.unchanged),
+                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad]}
+        if as_json:
+            console.out(to_json(report))
+        else:
+            for key in ("new", "changed", "deleted"):
+                for path in report[key]:
+                    console.out(f"{key}\t{path}")
+            console.err(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
+                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged")
+        return None
+
+    def report(stats):
+        if as_json:
+            console.out(to_json(stats.as_dict()))
+        else:
+            console.err(stats_text(stats))
+
+    if watch:
+        console.err(f"watching {settings.memories_root} (Ctrl-C to stop)")
+        library.watch(include=include, exclude=exclude, on_run=report, progress=progress)
+        return None
+    stats = library.index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait, progress=progress)
+    report(stats)
+    return EXIT_PARTIAL if stats.failed else None
+
+
+# --- stats ---------------------------------------------------------------------------------------
+
+STATS_EXAMPLES = """\
+  stats.py
+  stats.py --json
+  stats.py --verify                 # prove the index matches the directory (exit 1 if not)
+  stats.py --searches               # the search log: count, p50/p95, queries that found nothing"""
+
+
+@command(STATS_EXAMPLES)
+@click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
+@click.option("--verify", is_flag=True, help="check every file, chunk, posting and count against the directory; "
+                                             "exit 1 and name the repair when something is wrong")
+@click.option("--searches", is_flag=True, help="summarize the search log (MEMORIES_SEARCH_LOG=1); no database")
+@memories_option
+@click.pass_obj
+def stats_command(console: Console, as_json, verify, searches, memories):
+    """Show what the index holds and how far it is behind the memories directory.
+
+    Also whether an indexer is running now and how many links the memories hold."""
+    from ..render import as_json as to_json, search_summary_text, status_text, verification_text
+
+    settings = console.settings(memories)
+    if verify and searches:
+        raise UsageError("--verify and --searches are separate reports: give one")
+    if searches:
+        from ..search_log import summarize
+
+        summary = summarize(settings.state_dir / "searches.jsonl")
+        console.out(to_json(summary) if as_json else search_summary_text(summary))
+        return None
+    with console.open(settings) as library:
+        if verify:
+            result = library.verify()
+            console.out(to_json(result.as_dict()) if as_json else verification_text(result))
+            raise click.exceptions.Exit(0 if result.clean else EXIT_FAILURE)
+        status = library.status()
+    console.out(to_json(status) if as_json else status_text(status))
+    return None
+
+
+# --- related -------------------------------------------------------------------------------------
+
+RELATED_EXAMPLES = """\
+  related.py wiki/dev/commit-conventions.md
+  related.py "$MEMORIES_DIR/raw/session/2026-11-05/091130_7c2d9e41_2a3b4c5d.md" --top 5 --format json
+  related.py wiki/ops/dev-setup.md --include-superseded"""
+
+
+@command(RELATED_EXAMPLES)
+@click.argument("path")
+@option("top", help="how many memories, 1..100")
+@format_option
+@option("scope")
+@option("include_superseded", help="also list superseded and deprecated records")
+@option("project")
+@option("tags")
+@memories_option
+@click.pass_obj
+def related_command(console: Console, path, output, memories, **given):
+    """List what the memory at PATH is connected to, with the reason for each.
+
+    PATH is absolute, relative to the working directory, or relative to the memories
+    directory. Memories it links to (`links to`) and that link to it (`linked from`) come
+    first, then the nearest in meaning (`similar 0.83`); superseded records are left out
+    unless asked for, as in search."""
+    from ..render import related_json, related_markdown
+
+    values = checked(given, ("top", "scope", "include_superseded", "project", "tags"))
+    settings = console.settings(memories)
+    with console.open(settings, warn=console.warn) as library:
+        entries = library.related(console.memory_path(path, settings), top=values["top"],
+                                  filters=params.filters(values))
+    console.out(related_json(entries) if output == "json" else related_markdown(entries))
+
+
+# --- export --------------------------------------------------------------------------------------
+
+EXPORT_EXAMPLES = """\
+  export.py > chunks.jsonl
+  export.py --format csv --output chunks.csv --scope wiki
+  export.py --format json --project agents --since 2026-10-01 --with-vectors"""
+
+
+@command(EXPORT_EXAMPLES)
+@click.option("--format", "output_format", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl",
+              show_default=True, help="JSON Lines, one JSON array, or CSV (UTF-8 with BOM and header, all quoted)")
+@click.option("--output", metavar="FILE", help="write here (appears only when complete) instead of stdout")
+@click.option("--with-vectors", is_flag=True, help="add each chunk's embedding as a list of floats")
+@option("scope")
+@option("include_superseded", help="also export superseded and deprecated records")
+@_filter_options('frontmatter filter as JSON, as in search.py: {"field": {"$gte": 3}}')
+@memories_option
+@click.pass_obj
+def export_command(console: Console, output_format, output, with_vectors, memories, **given):
+    """Export the indexed chunks with their metadata for other tools.
+
+    Each chunk: path, relpath, kind, title, status, tags, project, date, chunk_index,
+    start_line, end_line, tokens (its term count), content_hash (SHA-256 of the text) and
+    text; `vector` with --with-vectors. Rows stream from the database, so memory stays flat
+    however large the index. The count goes to stderr."""
+    from ..export import write, write_file
+
+    values = checked(given, params.FILTER_NAMES)
+    with console.open(console.settings(memories)) as library:
+        chunks = library.export(params.filters(values), with_vectors)
+        if output and output != "-":
+            count = write_file(chunks, output_format, console.absolute(output))
+        else:
+            count = write(chunks, output_format, console.stdout)
+    console.err(f"exported {count} chunk(s)" + (f" to {output}" if output and output != "-" else ""))
+
+
+# --- db ------------------------------------------------------------------------------------------
+
+@command("  db.py status\n  db.py start\n  db.py stop", DATABASE_ENVIRONMENT_HELP)
+@click.argument("action", type=click.Choice(["start", "stop", "status"]))
+@click.pass_obj
+def db_command(console: Console, action):
+    """Start, stop or check the embedded PostgreSQL server (used when no database URL is set).
+
+    search.py and index.py start it on demand and leave it running, so a search only
+    connects to its socket."""
+    from ..database import EmbeddedServer, describe
+
+    settings = Settings.from_env(console.environ, console.cwd)
+    server = EmbeddedServer(settings.data_dir)
+    if settings.database_url and action != "status":
+        console.err(f"{console.prog}: note: MEMORIES_DATABASE_URL/COCOINDEX_DATABASE_URL is set "
+                    f"({describe(settings.database_url)}); the embedded server is not used")
+    if action == "start":
+        console.out(server.start())
+    elif action == "stop":
+        from . import helper
+
+        helper.stop(console.environ)  # its connections would break anyway
+        console.out("stopped" if server.stop() else "not running")
+    else:
+        url = server.running_url()
+        console.out(f"running: {url}" if url else f"not running (data in {server.pgdata})")
+
+
+# --- the long-running faces ----------------------------------------------------------------------
+
+@click.command("mcp", cls=Command, context_settings={"help_option_names": ["-h", "--help"],
+                                                    "ignore_unknown_options": True},
+               add_help_option=False)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def mcp_command(arguments):
+    """Serve the memories to MCP clients over stdio (see memory-search mcp --help)."""
+    from .mcp_server import main
+
+    main(list(arguments), prog="memory-search mcp")
+
+
+def _serve_command():
+    from .http_api import serve_command
+
+    return serve_command
+
+
+class _Lazy(Group):
+    """The memory-search group: the serve command is loaded only when asked for (it imports Starlette)."""
+
+    def get_command(self, ctx, name):
+        if name == "serve":
+            return _serve_command()
+        return super().get_command(ctx, name)
+
+    def list_commands(self, ctx):
+        return sorted([*super().list_commands(ctx), "serve"])
+
+
+memory_search_group = _Lazy(
+    "memory-search", help="The same commands as the scripts: memory-search COMMAND --help.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    commands={"search": search_command, "similar": similar_command, "recent": recent_command, "index": index_command,
+              "stats": stats_command, "db": db_command, "related": related_command, "export": export_command,
+              "mcp": mcp_command})
+
+# The scripts: name -> the command each runs.
+COMMANDS = {"search": search_command, "similar": similar_command, "recent": recent_command, "index": index_command,
+            "stats": stats_command, "db": db_command, "related": related_command, "export": export_command}
+
+
+def main() -> None:
+    """`memory-search <command>`."""
+    run(memory_search_group, "memory-search")

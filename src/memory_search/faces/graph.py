@@ -1,0 +1,72 @@
+"""The link graph in the browser: GET /graph, and the data it draws.
+
+The page (static/graph.html) is one self-contained file: its script lays the graph out with a small
+force simulation and draws it as SVG, so it works offline and brings no third-party code. Its data
+comes from GET /graph/data.json; a click on a node asks GET /graph/related.json for the node's
+related memories. serve.py mounts these routes beside the API's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from .. import params
+from ..config import Settings
+from ..errors import UsageError
+
+PAGE = Path(__file__).resolve().parent.parent / "static" / "graph.html"
+DEFAULT_DB = "default"
+
+
+def graph_routes(databases: Mapping[str, Settings], resources, answer) -> list:
+    """Starlette routes: GET /graph, /graph/data.json?db=, /graph/related.json?db=&path=&top=.
+
+    answer(work) runs a request's work and turns a failure into the API's error response."""
+    import anyio.to_thread
+    from starlette.responses import FileResponse, JSONResponse
+    from starlette.routing import Route
+
+    def settings_of(request) -> Settings:
+        name = request.query_params.get("db") or (DEFAULT_DB if DEFAULT_DB in databases
+                                                  else next(iter(databases), ""))
+        if name not in databases:
+            raise UsageError(f"unknown db {name!r}: use one of {', '.join(databases) or 'none'}")
+        return databases[name]
+
+    async def run(request, function):
+        async def work():
+            settings = settings_of(request)
+
+            def call():
+                with resources.open(settings) as memories:
+                    return function(memories, request)
+
+            return JSONResponse(await anyio.to_thread.run_sync(call))
+
+        return await answer(work)
+
+    async def page(request):
+        return FileResponse(PAGE, media_type="text/html; charset=utf-8")
+
+    async def data(request):
+        return await run(request, lambda memories, _: memories.graph())
+
+    def related_list(memories, request) -> dict:
+        from ..render import related_dict
+        from .http_api import query_values
+
+        values = query_values(request, {"path": "path", "top": "top", "include_superseded": "include_superseded"})
+        path = values["path"] or ""
+        if not path.strip():
+            raise UsageError("path is required: give a memory's path")
+        entries = memories.related(path, top=values["top"],
+                                   filters=params.filters(values))
+        return {"path": memories.filename(path),
+                "related": [{**related_dict(entry), "id": entry.record.relpath} for entry in entries]}
+
+    async def related(request):
+        return await run(request, related_list)
+
+    return [Route("/graph", page, methods=["GET"]), Route("/graph/", page, methods=["GET"]),
+            Route("/graph/data.json", data, methods=["GET"]), Route("/graph/related.json", related, methods=["GET"])]

@@ -1,0 +1,331 @@
+"""The HTTP face: a read-only local API (Starlette on Uvicorn), bound to 127.0.0.1 only.
+
+Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
+/api/semantic, which are /api/search with a fixed target; /graph draws the link graph (graph.py). A "db" is a named index: a memories
+directory and its table. The default one is MEMORIES_DIR's; more come from --db NAME=DIR or from
+databases.json in the configuration folder. Both branches of a search run at once, each on its
+own read-only connection, through the same search as search.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import click
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+from .. import params
+from ..config import ENVIRONMENT_HELP, Settings
+from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
+from ..resources import Resources
+from .cli import Console, command, memories_option
+from .graph import graph_routes
+from .outcomes import outcome
+
+DEFAULT_DB = "default"
+DEFAULT_LIMIT, MAX_LIMIT = 10, params.MAX_TOP
+TARGETS = ("keyword", "semantic")
+CONNECTIONS = 4  # read-only connections open at once, across every db
+# /api/search's extensions beyond the seed's db, q, limit and target: the filters, as search.py has them.
+SEARCH_EXTENSIONS = {"tag": "tags", **{name: name for name in params.FILTER_NAMES if name != "tags"}}
+
+
+def config_dir(env=None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".config")
+    return Path(base) / "memory-search"
+
+
+@dataclass
+class Database:
+    name: str
+    memories_dir: Path
+    created_at: str  # when it was registered, ISO 8601 UTC
+    settings: Settings | None = None  # set when loaded
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def registered(settings: Settings, flags: tuple[str, ...] = (), config: Path | None = None) -> list[Database]:
+    """The default db, then databases.json's entries, then --db flags (a later name replaces an earlier one)."""
+    started = _now()
+    databases = {DEFAULT_DB: Database(DEFAULT_DB, settings.memories_root, started)}
+    path = (config or config_dir()) / "databases.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        document = {}
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read {path} ({first_line(error)}): fix or remove it") from None
+    entries = document.get("databases", []) if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise UsageError(f'{path}: expected {{"databases": [{{"db": NAME, "memories_dir": DIR}}, ...]}}')
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("db") or not entry.get("memories_dir"):
+            raise UsageError(f"{path}: every entry needs db and memories_dir (got {entry!r})")
+        databases[str(entry["db"])] = Database(str(entry["db"]), Path(os.path.abspath(
+            os.path.expanduser(str(entry["memories_dir"])))), str(entry.get("createAt") or started))
+    for flag in flags:
+        name, _, directory = flag.partition("=")
+        if not name or not directory:
+            raise UsageError(f"--db {flag!r}: use NAME=DIR")
+        databases[name] = Database(name, Path(os.path.abspath(os.path.expanduser(directory))), started)
+    return list(databases.values())
+
+
+def load(settings: Settings, databases: list[Database], resources: Resources, warn) -> None:
+    """Open every registered db whose directory and index exist; the others stay registered only."""
+    for database in databases:
+        chosen = settings.with_overrides(memories_dir=database.memories_dir)
+        try:
+            with resources.open(chosen) as memories:
+                memories.search("warm up", top=1)
+        except MemorySearchError as error:
+            warn(f"db {database.name!r} not loaded: {error}")
+            continue
+        database.settings = chosen
+
+
+# --- the application ------------------------------------------------------------------------------
+
+def parse_limit(value: str | None) -> int:
+    """1..100; missing, non-numeric, non-positive or over 100 falls back to 10 (the seed's contract)."""
+    try:
+        limit = int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return DEFAULT_LIMIT
+    return limit if 1 <= limit <= MAX_LIMIT else DEFAULT_LIMIT
+
+
+def group_by_source(hits) -> list[dict]:
+    """Hits (chunks, best first) grouped by file, in the order each file first appears."""
+    groups: dict[str, list[dict]] = {}
+    for hit in hits:
+        groups.setdefault(hit.path, []).append({"chunk": hit.chunk_index, "content": hit.chunk_text})
+    return [{"source": source, "matches": matches} for source, matches in groups.items()]
+
+
+def query_values(request: Request, names: dict[str, str]) -> dict:
+    """The request parameters `names` (query name -> parameter name) of an HTTP query, checked; a bad one is
+    ParameterError spelled as the query names it."""
+    texts = {parameter: request.query_params.getlist(query) for query, parameter in names.items()}
+    spelled = {parameter: query for query, parameter in names.items()}
+    try:
+        return params.check(params.from_texts(texts, names.values()), names.values())
+    except ParameterError as error:
+        raise UsageError(error.spelled(spelled.get(error.parameter, error.parameter))) from None
+
+
+def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
+    """{"error": one line} with the status the error's class calls for; our own unexpected faults say
+    nothing of their insides."""
+    while getattr(error, "exceptions", None):  # an exception group: its first failure
+        error = error.exceptions[0]
+    status = outcome(error).http
+    if isinstance(error, MemorySearchError):
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    else:
+        message = "internal error: see the server's log"
+    return JSONResponse({"error": mask_secrets(message, *secrets)}, status_code=status)
+
+
+def create_app(databases: list[Database], resources: Resources, secrets: tuple = ()) -> Starlette:
+    """The application; `secrets` (the Voyage key, the database URL) never appear in an error."""
+    by_name = {database.name: database for database in databases}
+
+    def loaded(name: str | None) -> Database:
+        if not name:
+            raise UsageError("db is required")
+        database = by_name.get(name)
+        if database is None or database.settings is None:
+            raise UsageError(f'"{name}" not exist')
+        return database
+
+    async def answer(work):
+        try:
+            return await work()
+        except Exception as error:
+            return error_response(error, secrets)
+
+    async def health(request: Request):
+        return PlainTextResponse("OK")
+
+    async def listing(request: Request):
+        return JSONResponse({"loaded": [db.name for db in databases if db.settings is not None],
+                             "registered": [{"db": db.name, "createAt": db.created_at} for db in databases]})
+
+    def searcher(fixed_target: str | None):
+        async def handle(request: Request):
+            async def work():
+                query_params = request.query_params
+                database = loaded(query_params.get("db"))
+                query = query_values(request, {"q": "query"})["query"]
+                if not query or not query.strip():
+                    raise UsageError("q is required")
+                target = fixed_target or query_params.get("target") or None
+                if target is not None and target not in TARGETS:
+                    raise UsageError(f"target must be keyword or semantic (got {target!r})")
+                limit = parse_limit(query_params.get("limit"))
+                filters = params.filters(query_values(request, SEARCH_EXTENSIONS))
+                branches = [target] if target else list(TARGETS)
+                results: dict[str, list] = {}
+
+                def search(branch: str):
+                    with resources.open(database.settings) as memories:
+                        return memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters)
+
+                async def run(branch: str):
+                    results[branch] = group_by_source(await anyio.to_thread.run_sync(search, branch))
+
+                async with anyio.create_task_group() as group:  # one failing branch cancels the other
+                    for branch in branches:
+                        group.start_soon(run, branch)
+                return JSONResponse({branch: results[branch] for branch in branches})
+
+            return await answer(work)
+
+        return handle
+
+    async def read(request: Request):
+        async def work():
+            database = loaded(request.query_params.get("db"))
+            values = query_values(request, {"path": "path", "start_line": "start_line", "end_line": "end_line"})
+            if not values["path"]:
+                raise UsageError("path is required")
+
+            def passage():
+                with resources.open(database.settings) as memories:
+                    return memories.read(values["path"], values["start_line"], values["end_line"])
+
+            found = await anyio.to_thread.run_sync(passage)
+            return JSONResponse({"path": found.path, "start_line": found.start_line, "end_line": found.end_line,
+                                 "text": found.text})
+
+        return await answer(work)
+
+    async def http_error(request: Request, error: HTTPException):
+        headers = getattr(error, "headers", None)
+        return JSONResponse({"error": error.detail}, status_code=error.status_code, headers=headers)
+
+    async def server_error(request: Request, error: Exception):
+        return error_response(error, secrets)
+
+    routes = [
+        Route("/api/health", health, methods=["GET"]),
+        Route("/api/list", listing, methods=["GET"]),
+        Route("/api/search", searcher(None), methods=["GET"]),
+        Route("/api/keyword", searcher("keyword"), methods=["GET"]),  # deprecated: use /api/search?target=
+        Route("/api/semantic", searcher("semantic"), methods=["GET"]),  # deprecated: use /api/search?target=
+        Route("/api/read", read, methods=["GET"]),
+    ]
+    routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
+                           answer)
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+
+
+# --- serving --------------------------------------------------------------------------------------
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (port 0: a free one)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as error:
+        sock.close()
+        raise MemorySearchError(f"cannot listen on 127.0.0.1:{port} ({first_line(error)}): "
+                                "choose another --port, or leave it out for a free one") from None
+    sock.listen(128)
+    return sock
+
+
+class EndpointFile:
+    """The base URL in <config>/endpoint while the server runs; removed on exit if still ours."""
+
+    def __init__(self, url: str, directory: Path | None = None):
+        self.url = url
+        self.path = (directory or config_dir()) / "endpoint"
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".endpoint.{os.getpid()}")
+        temporary.write_text(self.url + "\n", encoding="utf-8")
+        os.replace(temporary, self.path)
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self.path.read_text(encoding="utf-8").strip() == self.url:
+                self.path.unlink()
+        except OSError:
+            pass
+
+
+def serve(settings: Settings, port: int, db_flags: tuple[str, ...], say) -> None:
+    import signal
+    import sys
+
+    import uvicorn
+
+    # Uvicorn re-raises the signal that stopped it; exiting through Python lets the endpoint file go.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+    databases = registered(settings, db_flags)
+    sock = bind(port)
+    resources = Resources(CONNECTIONS)
+    try:
+        load(settings, databases, resources, lambda message: say(f"warning: {message}"))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        app = create_app(databases, resources, (settings.voyage_api_key, settings.database_url))
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=5)
+        with EndpointFile(url) as endpoint:
+            say(f"serving {', '.join(db.name for db in databases if db.settings) or 'no db'} at {url} "
+                f"(written to {endpoint.path}); Ctrl-C to stop")
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        resources.close()
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+SERVE_EXAMPLES = """\
+  serve.py                                  # a free port; the URL goes to the endpoint file
+  serve.py --port 8765 --db work=~/work-memories
+  curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
+"""
+
+SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
+  XDG_CONFIG_HOME               holds memory-search/endpoint and
+                                memory-search/databases.json (default ~/.config)"""
+
+
+@command(SERVE_EXAMPLES, SERVE_ENVIRONMENT)
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="port on 127.0.0.1 (0: a free one)")
+@click.option("--db", "dbs", multiple=True, metavar="NAME=DIR",
+              help="also serve this memories directory as db NAME (repeatable)")
+@memories_option
+@click.pass_obj
+def serve_command(console: Console, port, dbs, memories):
+    """Serve the memories over a read-only HTTP API on 127.0.0.1.
+
+    GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
+    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /graph?db= draws the
+    link graph in a browser. The default db is the memories
+    directory's index; databases.json in the configuration folder and --db add more.
+    The base URL is written to <config>/memory-search/endpoint and removed on exit."""
+    serve(console.settings(memories), port, tuple(dbs), lambda message: console.err(f"{console.prog}: {message}"))

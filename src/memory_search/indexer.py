@@ -1,0 +1,283 @@
+"""Building and refreshing the managed index: only what changed is read, embedded and written."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import index_writer as writer
+from . import ingest
+from .config import Settings
+from .database import connect
+from .embedding import ModelSpec, choose_spec, make_embedder
+from .errors import DatabaseUnavailable, IndexBusy, first_line
+from .memories import BadMemory, MemoryFile, Skipped, discover, read_memory, require_directory
+from .records import record_date
+from .schema import ManagedTables, check_versions, read_meta
+
+REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
+
+
+@dataclass
+class IndexStats:
+    """What a run did; the first seven keys are miyabi's IndexStats."""
+
+    total: int = 0  # files found
+    success: int = 0  # files (re)indexed
+    failed: int = 0  # files that could not be indexed
+    skipped: int = 0  # files unchanged since the last run
+    deleted: int = 0
+    chunks: int = 0  # chunks written
+    duration_secs: float = 0.0
+    embedded: int = 0  # texts sent to the model
+    cached: int = 0  # texts whose embedding came from the cache
+    failures: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Plan:
+    """How the directory differs from the index."""
+
+    new: list[MemoryFile] = field(default_factory=list)
+    changed: list[MemoryFile] = field(default_factory=list)
+    unchanged: list[MemoryFile] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    bad: list[Skipped] = field(default_factory=list)
+    indexed: dict[str, writer.FileState] = field(default_factory=dict)  # what the index held
+
+
+def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState]) -> Plan:
+    """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later."""
+    plan = Plan()
+    for memory_file in found:
+        known = indexed.get(memory_file.path)
+        if known is None:
+            plan.new.append(memory_file)
+        elif (known.size, known.mtime_ns) == (memory_file.size, memory_file.mtime_ns):
+            plan.unchanged.append(memory_file)
+        else:
+            plan.changed.append(memory_file)
+    seen = {memory_file.path for memory_file in found}
+    plan.deleted = sorted(path for path in indexed if path not in seen)
+    return plan
+
+
+class Indexer:
+    """One run over a memories directory. Use `run()`; `plan()` answers --dry-run and stats.
+
+    include/exclude: None uses the selection the index remembers from its last run that named one;
+    a tuple (even empty) replaces it."""
+
+    def __init__(self, settings: Settings, include=None, exclude=None, progress=None, embedder=None,
+                 embedders=None):
+        self.settings = settings
+        self.embedder = embedder  # None: the configured provider's, from `embedders` (an Embedders) when given
+        self.embedders = embedders
+        self.root = settings.memories_root
+        self.include = None if include is None else tuple(include)
+        self.exclude = None if exclude is None else tuple(exclude)
+        self.progress = progress
+        self.live = self.tables = ManagedTables.of(self.root)
+
+    def _check_root(self):
+        require_directory(self.root)
+
+    def selection(self, conn) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(include, exclude) for this run: the given ones, else those the index remembers."""
+        remembered = read_meta(conn, self.live)
+        include = self.include if self.include is not None else tuple(json.loads(remembered.get("include", "[]")))
+        exclude = self.exclude if self.exclude is not None else tuple(json.loads(remembered.get("exclude", "[]")))
+        return include, exclude
+
+    def plan(self, conn) -> Plan:
+        self._check_root()
+        include, exclude = self.selection(conn)
+        found, bad = discover(self.root, include, exclude)
+        indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
+        plan = compare(found, indexed)
+        plan.bad, plan.indexed = bad, indexed
+        return plan
+
+    def run(self, rebuild: bool = False, wait: bool = True) -> IndexStats:
+        """Bring the index up to date; with rebuild, build a new one beside it and swap it in at the end, so
+        searches see the old index whole until then."""
+        import psycopg
+
+        self._check_root()
+        started = time.monotonic()
+        try:
+            with connect(self.settings, read_only=False) as conn:
+                self._lock(conn, wait)
+                include, exclude = self.selection(conn)
+                if rebuild:
+                    self.tables = ManagedTables(self.live.prefix + REBUILD_SUFFIX)
+                    writer.drop_schema(conn, self.tables)  # what an interrupted rebuild left
+                spec = self._prepare(conn, rebuild)
+                writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
+                stats = self._update(conn, spec)
+                writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                if stats.success or stats.deleted or stats.failed or rebuild:
+                    ingest.finish(conn, self.tables, spec, self._say)
+                if rebuild:
+                    writer.swap(conn, self.tables, self.live)
+        except psycopg.OperationalError as error:
+            raise DatabaseUnavailable(
+                f"lost the connection to PostgreSQL while indexing ({first_line(error)}): start it again and "
+                "rerun index.py; every file written so far is kept") from None
+        finally:
+            self.tables = self.live
+        stats.duration_secs = round(time.monotonic() - started, 3)
+        return stats
+
+    def _lock(self, conn, wait: bool) -> None:
+        key = writer.lock_key(self.live)
+        if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return
+        if not wait:
+            raise IndexBusy(f"another indexer is updating the index of {self.root}: try again when it finishes")
+        self._say(f"another indexer is updating the index of {self.root}; waiting for it to finish")
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+
+    def _prepare(self, conn, rebuild: bool) -> ModelSpec:
+        meta = read_meta(conn, self.live)
+        recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
+        if recorded and not rebuild and not writer.count_embedded(conn, self.live):
+            # Nothing embedded yet (a first run that failed at the model): the index binds to no model.
+            if choose_spec(self.settings) != recorded:
+                writer.drop_schema(conn, self.live)
+                meta, recorded = {}, None
+        if rebuild:  # keep the recorded model unless another one is asked for
+            asked = self.settings.provider is not None or self.settings.model is not None
+            spec = choose_spec(self.settings, None if asked else recorded)
+        else:
+            spec = choose_spec(self.settings, recorded)
+            check_versions(meta, self.root)
+        writer.create_schema(conn, self.tables, spec, self.root)
+        return spec
+
+    def _update(self, conn, spec: ModelSpec) -> IndexStats:
+        plan = self.plan(conn)
+        stats = IndexStats(total=len(plan.new) + len(plan.changed) + len(plan.unchanged))
+        stats.skipped = len(plan.unchanged)
+        for bad in plan.bad:
+            stats.failed += 1
+            stats.failures.append({"path": bad.relpath, "reason": bad.reason})
+        writer.delete_files(conn, self.tables, plan.deleted)
+        stats.deleted = len(plan.deleted)
+
+        # Phase 1: every new or changed file becomes searchable by keyword (cached embeddings included),
+        # newest first. Phase 2 embeds what the cache lacked, newest records first. A run killed in either
+        # phase leaves whole files behind, and the next run carries on where it stopped.
+        indexed = plan.indexed
+        todo = _newest_first(plan.new + plan.changed)
+        if self.progress:
+            self.progress.start(len(todo))
+        batch: list[ingest.Prepared] = []
+        for memory_file in todo:
+            item = self._read(conn, memory_file, stats)
+            if item is None:
+                self._advance(0)
+                continue
+            known = indexed.get(memory_file.path)
+            if known and known.content_hash == item.state.content_hash:  # touched, not changed
+                writer.touch_file(conn, self.tables, memory_file.path, memory_file.size, memory_file.mtime_ns)
+                stats.skipped += 1
+                self._advance(0)
+                continue
+            batch.append(item)
+            if sum(len(pending.rows) for pending in batch) >= ingest.EMBED_BATCH:
+                self._write(conn, spec, batch, stats)
+                batch = []
+        if batch:
+            self._write(conn, spec, batch, stats)
+        if self.progress:
+            self.progress.finish()
+        if writer.count_pending(conn, self.tables):
+            embedder = self.embedder or (self.embedders.get(spec, self.settings) if self.embedders is not None
+                                         else make_embedder(spec, self.settings))
+            done = ingest.embed_pending(conn, self.tables, spec, embedder, self.progress)
+            stats.embedded += done.embedded
+            stats.cached += done.cached
+        return stats
+
+    def _read(self, conn, memory_file: MemoryFile, stats: IndexStats) -> ingest.Prepared | None:
+        """Read, parse, chunk and tokenize one file; any failure skips that file alone, with its reason."""
+        try:
+            memory, text = read_memory(memory_file)
+            state = writer.FileState(ingest.content_hash(text), memory_file.size, memory_file.mtime_ns)
+            return ingest.prepare(memory, state)
+        except BadMemory as reason:
+            self._skip(conn, memory_file, str(reason), stats)
+        except Exception as error:  # one file never stops a run
+            self._skip(conn, memory_file, f"could not be read ({type(error).__name__}: {first_line(error)})", stats)
+        return None
+
+    def _skip(self, conn, memory_file: MemoryFile, reason: str, stats: IndexStats) -> None:
+        reason = reason.replace("\x00", "")
+        stats.failed += 1
+        stats.failures.append({"path": memory_file.relpath, "reason": reason})
+        writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
+                               memory_file.mtime_ns, reason)
+
+    def _write(self, conn, spec: ModelSpec, batch: list[ingest.Prepared], stats: IndexStats) -> None:
+        written, refused = ingest.write(conn, self.tables, spec, batch)
+        stats.cached += ingest.cached_count(batch)
+        for failure in refused:  # a value PostgreSQL refuses: that file alone is skipped
+            item = failure.item
+            self._skip(conn, MemoryFile(item.record.path, item.record.relpath, item.state.size, item.state.mtime_ns),
+                       failure.reason, stats)
+            self._advance(0)
+        for item in written:
+            stats.success += 1
+            stats.chunks += len(item.rows)
+            self._advance(len(item.rows))
+
+    def _advance(self, chunks: int) -> None:
+        if self.progress:
+            self.progress.advance(1, chunks)
+
+    def _say(self, message: str) -> None:
+        if self.progress:
+            self.progress.note(message)
+
+
+def _newest_first(files: list[MemoryFile]) -> list[MemoryFile]:
+    """Dated records (raw/<kind>/YYYY-MM-DD/HHMMSS_*) newest first, then the rest, each in path order."""
+    def when(memory_file: MemoryFile) -> tuple:
+        day, clock = record_date(memory_file.relpath, {})
+        return (day is not None, day or dt.date.min, clock or "")
+
+    return sorted(sorted(files, key=lambda memory_file: memory_file.relpath), key=when, reverse=True)
+
+
+def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0, settle: float = 1.5,
+          on_run=None, progress=None, should_stop=lambda: False, embedders=None) -> None:
+    """Re-index whenever the directory changes, once it has been quiet for `settle` seconds."""
+    indexer = Indexer(settings, include, exclude, progress, embedders=embedders)
+    include, exclude = include or (), exclude or ()
+    last = _signature(Path(settings.memories_root), include, exclude)  # before the run: no change slips by
+    on_run(indexer.run())
+    while not should_stop():
+        time.sleep(interval)
+        current = _signature(Path(settings.memories_root), include, exclude)
+        if current == last:
+            continue
+        while True:  # debounce: wait until a burst of writes is over
+            time.sleep(settle)
+            settled = _signature(Path(settings.memories_root), include, exclude)
+            if settled == current:
+                break
+            current = settled
+        on_run(indexer.run())
+        last = current
+
+
+def _signature(root: Path, include, exclude) -> frozenset:
+    found, _ = discover(root, include, exclude)
+    return frozenset((item.path, item.size, item.mtime_ns) for item in found)

@@ -1,0 +1,313 @@
+"""The search pipeline: legs, fusion, one best chunk per file, rerank. Layout-specific SQL is in layouts.py."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .errors import MemoryNotFound, UsageError, first_line, require_text
+from .filters import Filters
+from .records import Record
+from .snippets import snippet
+from .tokens import tokenize
+
+MODES = ("hybrid", "semantic", "keyword")
+FUSIONS = ("rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
+RRF_K = 60
+# Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for
+# deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
+FUSION_DEPTH = 100
+MAX_QUERY_CHARS = 2_000
+RERANK_CANDIDATES = 30
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    top: int = 10
+    mode: str | None = None  # None: hybrid when the index has a keyword leg, else semantic
+    filters: Filters = field(default_factory=Filters)
+    dedupe: bool = True
+    min_score: float | None = None
+    rerank: bool = False
+    fusion: str = "rrf"
+    snippets: bool = True  # eval needs only the ranking
+
+
+@dataclass
+class Candidate:
+    """One chunk as a leg returned it."""
+
+    id: int
+    filename: str
+    chunk_text: str
+    score: float
+    start_line: int | None = None
+    end_line: int | None = None
+    chunk_index: int | None = None
+    record: Record | None = None  # read from the index, where it holds metadata
+    coverage: float = 1.0  # keyword leg: the share of the query's term weight this chunk matched
+
+
+@dataclass
+class KeywordResult:
+    candidates: list[Candidate]
+    weights: dict[str, float]  # query term -> BM25 query weight (IDF x count)
+    exhausted: bool  # no more candidates exist beyond these
+
+
+@dataclass
+class Hit:
+    """One chunk shown for a record: the best of its file unless dedupe is off."""
+
+    record: Record
+    score: float
+    snippet: str
+    start_line: int | None
+    end_line: int | None
+    chunk_text: str
+    chunk_index: int | None = None
+    legs: dict = field(default_factory=dict)  # leg -> {"rank", "score"}, for --explain
+    stale: bool | None = None  # the file changed since it was indexed (None: the layout cannot tell)
+
+    @property
+    def path(self) -> str:
+        return self.record.path
+
+
+class Searcher:
+    """Runs requests against one index layout with one embedder; holds no state between requests."""
+
+    def __init__(self, conn, layout, embedder, reranker=None, warn=lambda message: None):
+        self.conn, self.layout, self.embedder = conn, layout, embedder
+        self.reranker = reranker
+        self.warn = warn
+
+    def mode_for(self, request: SearchRequest) -> str:
+        if request.mode is None:
+            return "hybrid" if self.layout.has_keyword_leg else "semantic"
+        if request.mode not in MODES:
+            raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+        if request.mode != "semantic" and not self.layout.has_keyword_leg:
+            raise UsageError(f"table {self.layout.table} has no keyword column: use --mode semantic")
+        return request.mode
+
+    def search(self, request: SearchRequest, embedding: Background | None = None) -> list[Hit]:
+        """embedding: the query's vector, already being computed (Memories starts the local model early)."""
+        if not require_text(request.query, "the query").strip():
+            raise UsageError("the query is empty: give a few words to search for")
+        if len(request.query) > MAX_QUERY_CHARS:
+            raise UsageError(f"the query is {len(request.query):,} characters long: keep it under "
+                             f"{MAX_QUERY_CHARS:,} (the model reads about 500 tokens)")
+        mode = self.mode_for(request)
+        terms = Counter(tokenize(request.query))
+        vector = first_keyword = None
+        if mode == "semantic":
+            vector = embedding.result() if embedding else self.embedder.embed_query(request.query)
+        elif mode == "hybrid":  # the model embeds the query on another thread while PostgreSQL runs the keyword leg
+            embedding = embedding or Background(self.embedder.embed_query, request.query)
+            try:
+                first_keyword = self.layout.keyword(self.conn, terms, request.filters, _fetch(request, fused=True))
+            finally:
+                vector = embedding.result()
+        if vector is not None:
+            waiting = self.layout.waiting_for_embeddings(self.conn)
+            if waiting:
+                self.warn(f"{waiting} chunk(s) are still being embedded by index.py; until then they are found "
+                          "by keywords only")
+        return self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
+
+    def similar(self, filename: str, request: SearchRequest) -> list[Hit]:
+        """The records nearest in meaning to an indexed file: the mean of its chunk vectors, the file left out."""
+        vectors = self.layout.vectors_of(self.conn, filename)
+        if not vectors:
+            raise MemoryNotFound(f"{filename} is not in the index: run index.py, or check the path")
+        centroid = [sum(values) / len(vectors) for values in zip(*vectors)]
+        return self._run(request, centroid, None, exclude=filename)
+
+    def _run(self, request: SearchRequest, vector, terms: Counter | None, exclude: str | None = None,
+             first_keyword: KeywordResult | None = None) -> list[Hit]:
+        fetch = _fetch(request, fused=vector is not None and terms is not None)
+        while True:
+            legs: dict[str, list] = {}
+            exhausted = True
+            term_weights = {term: 1.0 for term in terms or tokenize(request.query)}
+            if vector is not None:
+                legs["semantic"] = self.layout.semantic(self.conn, vector, request.filters, fetch, exclude)
+                exhausted = len(legs["semantic"]) < fetch
+            if terms is not None:
+                keyword = first_keyword or self.layout.keyword(self.conn, terms, request.filters, fetch)
+                first_keyword = None
+                legs["keyword"], term_weights = keyword.candidates, keyword.weights
+                exhausted = exhausted and keyword.exhausted
+            fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
+            hits = self._collect(fused, legs, request, term_weights)
+            if len(hits) >= request.top or exhausted:
+                break
+            fetch *= 4
+        if request.rerank and self.reranker is not None and hits:
+            hits = self._rerank(request.query, hits)
+        if request.min_score is not None:
+            hits = [hit for hit in hits if hit.score >= request.min_score]
+        hits = hits[: request.top]
+        self._mark_stale(hits)
+        return hits
+
+    def _mark_stale(self, hits: list[Hit]) -> None:
+        """Flag hits whose file changed after it was indexed: their text may be out of date."""
+        indexed = self.layout.indexed_state(self.conn, [hit.path for hit in hits]) if hits else None
+        if indexed is None:
+            return
+        for hit in hits:
+            try:
+                stat = os.stat(hit.path)
+            except OSError:
+                continue
+            hit.stale = indexed.get(hit.path) != (stat.st_size, stat.st_mtime_ns)
+
+    # --- from chunks to hits ----------------------------------------------------------------
+
+    def _collect(self, fused: list[tuple[int, float]], legs: dict[str, list], request: SearchRequest,
+                 term_weights: dict) -> list[Hit]:
+        by_id = {}
+        ranks: dict[int, dict] = {}
+        for leg, candidates in legs.items():
+            for rank, candidate in enumerate(candidates, 1):
+                by_id.setdefault(candidate.id, candidate)
+                ranks.setdefault(candidate.id, {})[leg] = {"rank": rank, "score": round(candidate.score, 6)}
+        # Admission depends on the file alone, so one-per-file can pick each file's best chunk before
+        # the chunks' text and records are read, and only as many as are shown.
+        chosen, files = [], set()
+        for chunk_id, score in fused:
+            candidate = by_id[chunk_id]
+            if request.dedupe:
+                if candidate.filename in files:
+                    continue
+                files.add(candidate.filename)
+            chosen.append((candidate, score))
+        wanted = max(request.top, RERANK_CANDIDATES if request.rerank else 0)
+        hits: list[Hit] = []
+        paths: set[str] = set()
+        admitted: dict[str, Record | None] = {}  # by file: without one-per-file, a file's chunks share it
+        while chosen and len(hits) < wanted:
+            batch, chosen = chosen[:wanted - len(hits)], chosen[wanted - len(hits):]
+            complete = {candidate.id: candidate for candidate in self.layout.complete(
+                self.conn, [candidate for candidate, _ in batch])}
+            for leg_candidate, score in batch:
+                candidate = complete.get(leg_candidate.id)
+                if candidate is None:
+                    continue
+                if candidate.filename not in admitted:
+                    admitted[candidate.filename] = self.layout.admit(candidate, request.filters)
+                record = admitted[candidate.filename]
+                if record is None or (request.dedupe and record.path in paths):
+                    continue
+                paths.add(record.path)
+                text = snippet(candidate.chunk_text, term_weights) if request.snippets else ""
+                hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
+                                end_line=candidate.end_line, chunk_text=candidate.chunk_text,
+                                chunk_index=candidate.chunk_index, legs=ranks[candidate.id]))
+        return hits
+
+    def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
+        pool = hits[:RERANK_CANDIDATES]
+        try:
+            scores = self.reranker(query, [hit.chunk_text for hit in pool])
+        except Exception as error:  # any failure: keep the fused order
+            self.warn(f"rerank failed ({first_line(error)}); showing the fused order")
+            return hits
+        for hit, score in zip(pool, scores):
+            hit.legs["rerank"] = {"score": round(score, 6)}
+            hit.score = round(score, 6)
+        pool.sort(key=lambda hit: -hit.score)
+        for rank, hit in enumerate(pool, 1):
+            hit.legs["rerank"]["rank"] = rank
+        return pool + hits[RERANK_CANDIDATES:]
+
+
+def _fetch(request: SearchRequest, fused: bool) -> int:
+    """Candidates each leg returns at first; more are fetched when one-per-file leaves too few."""
+    return max(request.top * 3, FUSION_DEPTH if fused else 30)
+
+
+class Background:
+    """A call run on another thread; result() waits for it and returns or raises what it did."""
+
+    def __init__(self, function, *args):
+        import threading
+
+        self._outcome: tuple = (None, None)
+        self._thread = threading.Thread(target=self._call, args=(function, args), daemon=True)
+        self._thread.start()
+
+    def _call(self, function, args) -> None:
+        try:
+            self._outcome = (function(*args), None)
+        except BaseException as error:  # handed to the caller's thread
+            self._outcome = (None, error)
+
+    def result(self):
+        self._thread.join()
+        value, error = self._outcome
+        if error is not None:
+            raise error
+        return value
+
+
+def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
+    (candidates,) = legs.values()
+    return [(candidate.id, candidate.score) for candidate in candidates]
+
+
+def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[int, float]]:
+    """Chunk ids by fused score, best first, scaled so that 1.0 means first in every leg.
+
+    rrf: reciprocal rank fusion (k=60) in which a keyword hit counts in proportion to the share of
+    the query matched by it or by a hit ranked below it, so a leg without signal (a Japanese question
+    over English notes, matched on one stray word) cannot outvote one with signal, while a hit never
+    counts for less than one the keyword leg ranks below it. rrf-equal: plain RRF. convex: the mean of the
+    legs' scores, each scaled by its leg's best (its theoretical minimum, 0, kept), the BM25 part also
+    scaled by coverage; convex-equal: without that scaling. weighted: 0.7 x cosine + 0.3 x BM25 scaled
+    by the leg's best, the BM25 part also scaled by coverage; weighted-equal: without that scaling."""
+    if method not in FUSIONS:
+        raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
+    if method.startswith("weighted"):
+        leg_weights = {"semantic": 0.7, "keyword": 0.3}
+    else:
+        leg_weights = {"semantic": 1.0, "keyword": 1.0}
+    by_coverage = not method.endswith("-equal")
+    scores: dict[int, float] = {}
+    for leg, candidates in legs.items():
+        if not candidates:
+            continue
+        scaled = leg == "keyword" or method.startswith("convex")
+        best = candidates[0].score if scaled and candidates[0].score > 0 else 1.0
+        coverages = _coverages(candidates) if by_coverage else [1.0] * len(candidates)
+        for rank, (candidate, coverage) in enumerate(zip(candidates, coverages), 1):
+            weight = leg_weights[leg] * coverage
+            if method.startswith("rrf"):
+                contribution = weight / (RRF_K + rank)
+            else:
+                contribution = weight * candidate.score / best
+            scores[candidate.id] = scores.get(candidate.id, 0.0) + contribution
+    ceiling = sum(leg_weights[leg] for leg, candidates in legs.items() if candidates)
+    if method.startswith("rrf"):
+        ceiling /= RRF_K + 1
+    ceiling = ceiling or 1.0
+    return sorted(((chunk_id, score / ceiling) for chunk_id, score in scores.items()), key=lambda item: -item[1])
+
+
+def _coverages(candidates: list[Candidate]) -> list[float]:
+    """Each candidate's coverage, raised to the best of those below it among the leg's first FUSION_DEPTH.
+
+    Coverage alone lets a hit that matched more of the query but scored lower in BM25 jump over the
+    leg's first hit, so a chunk first in both legs could lose. Raised this way, weights never grow
+    down the leg, fusion keeps the keyword leg's order, and a leg whose hits all matched little of the
+    query still counts for little. The window is the depth every search fuses, so how many results
+    are asked for does not change the weights."""
+    coverages = [candidate.coverage for candidate in candidates]
+    best = 0.0
+    for index in reversed(range(min(len(coverages), FUSION_DEPTH))):
+        best = coverages[index] = max(best, coverages[index])
+    return coverages

@@ -1,0 +1,193 @@
+"""Proving that the managed index matches the memories directory (stats.py --verify).
+
+Every check reads; nothing is repaired here. Each problem says what is wrong and which command mends it:
+`index.py` for files that changed, appeared or went away since the last run, `index.py --rebuild` for
+rows damaged from outside (the indexer trusts what it wrote and would not notice them).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from psycopg import sql
+
+from .config import Settings
+from .errors import IndexMissing
+from .memories import BadMemory, discover, read_memory, require_directory
+from .schema import ManagedTables, columns_of, read_meta
+
+REINDEX = "scripts/index.py"
+REBUILD = "scripts/index.py --rebuild"
+SHOWN = 5  # examples named per problem
+
+
+@dataclass
+class Problem:
+    what: str
+    repair: str
+    examples: list[str] = field(default_factory=list)
+    count: int = 1
+
+    def text(self) -> str:
+        shown = "; ".join(self.examples[:SHOWN]) + (f"; ... {self.count - SHOWN} more" if self.count > SHOWN else "")
+        return f"{self.what}" + (f": {shown}" if shown else "")
+
+
+@dataclass
+class Verification:
+    files: int = 0
+    chunks: int = 0
+    skipped: list[dict] = field(default_factory=list)  # eligible files left out, with the reason
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+    @property
+    def repairs(self) -> list[str]:
+        wanted = {problem.repair for problem in self.problems}
+        return [REBUILD] if REBUILD in wanted else sorted(wanted)
+
+    def as_dict(self) -> dict:
+        return {"clean": self.clean, "files": self.files, "chunks": self.chunks, "skipped": self.skipped,
+                "problems": [{"problem": problem.what, "count": problem.count, "examples": problem.examples[:SHOWN],
+                              "repair": problem.repair} for problem in self.problems],
+                "repair": self.repairs, "seconds": self.seconds}
+
+
+def verify(conn, settings: Settings) -> Verification:
+    started = time.monotonic()
+    root = require_directory(settings.memories_root)
+    tables = ManagedTables.of(root)
+    meta = read_meta(conn, tables)
+    if not meta:
+        raise IndexMissing(f"no index of {root} in this database: build it with `scripts/index.py`")
+    result = Verification()
+    check = _Checker(conn, tables, result)
+    check.files_on_disk(root)
+    check.chunks()
+    check.postings()
+    check.vectors(meta)
+    check.meta(meta)
+    result.seconds = round(time.monotonic() - started, 3)
+    return result
+
+
+class _Checker:
+    def __init__(self, conn, tables: ManagedTables, result: Verification):
+        self.conn, self.tables, self.result = conn, tables, result
+        self.t = {name: tables.sql(name) for name in ("files", "chunks", "postings", "terms", "meta")}
+
+    def problem(self, what: str, repair: str, examples=(), count: int | None = None) -> None:
+        examples = [str(example) for example in examples]
+        self.result.problems.append(Problem(what, repair, examples, count if count is not None else len(examples)))
+
+    def rows(self, query: str, params=()) -> list[tuple]:
+        return self.conn.execute(sql.SQL(query).format(**self.t), params).fetchall()
+
+    def files_on_disk(self, root) -> None:
+        """Indexed files exist with the hash they were indexed with; every eligible file is indexed or skipped."""
+        from .ingest import content_hash
+
+        indexed = {row[0]: row for row in self.rows(
+            "SELECT filename, relpath, content_hash, error FROM {files}")}
+        found, bad = discover(root)
+        self.result.files = sum(1 for row in indexed.values() if row[3] is None)
+        on_disk = {memory_file.path: memory_file for memory_file in found}
+        missing = sorted(row[1] for path, row in indexed.items() if path not in on_disk)
+        if missing:
+            self.problem("indexed files no longer on disk", REINDEX, missing)
+        new = sorted(memory_file.relpath for path, memory_file in on_disk.items() if path not in indexed)
+        if new:
+            self.problem("files on disk not in the index", REINDEX, new)
+        changed = []
+        for path, memory_file in on_disk.items():
+            row = indexed.get(path)
+            if row is None:
+                continue
+            if row[3] is not None:  # remembered as unreadable: it must still be
+                self.result.skipped.append({"path": row[1], "reason": row[3]})
+                continue
+            try:
+                _, text = read_memory(memory_file)
+            except BadMemory as reason:
+                changed.append(f"{memory_file.relpath} (now unreadable: {reason})")
+                continue
+            if content_hash(text) != row[2]:
+                changed.append(memory_file.relpath)
+        if changed:
+            self.problem("files changed since they were indexed", REINDEX, sorted(changed))
+        self.result.skipped.extend({"path": item.relpath, "reason": item.reason} for item in bad)
+
+    def chunks(self) -> None:
+        chunks = self.rows("SELECT count(*) FROM {chunks}")[0][0]
+        self.result.chunks = chunks
+        duplicates = self.rows("SELECT filename, chunk_index FROM {chunks} GROUP BY 1, 2 HAVING count(*) > 1")
+        if duplicates:
+            self.problem("duplicate chunks (same file and chunk number)", REBUILD,
+                         [f"{name} #{index}" for name, index in duplicates])
+        orphans = self.rows("SELECT DISTINCT c.filename FROM {chunks} c LEFT JOIN {files} f USING (filename) "
+                            "WHERE f.filename IS NULL")
+        if orphans:
+            self.problem("chunks of files the index does not list", REBUILD, [row[0] for row in orphans])
+        wrong = self.rows(
+            "SELECT f.relpath, f.chunk_count, count(c.id), coalesce(max(c.chunk_index) + 1, 0) FROM {files} f "
+            "LEFT JOIN {chunks} c USING (filename) GROUP BY f.relpath, f.chunk_count "
+            "HAVING f.chunk_count <> count(c.id) OR coalesce(max(c.chunk_index) + 1, 0) <> count(c.id) "
+            "ORDER BY f.relpath")
+        if wrong:
+            self.problem("files whose chunks are missing or extra", REBUILD,
+                         [f"{path} (expected {expected}, found {found})" for path, expected, found, _ in wrong])
+
+    def postings(self) -> None:
+        orphans = self.rows("SELECT count(*) FROM {postings} p LEFT JOIN {chunks} c ON c.id = p.chunk_id "
+                            "WHERE c.id IS NULL")[0][0]
+        if orphans:
+            self.problem("postings of chunks that no longer exist", REBUILD, [f"{orphans} rows"], orphans)
+        lengths = self.rows(
+            "SELECT c.filename, c.chunk_index FROM {chunks} c LEFT JOIN (SELECT chunk_id, sum(tf) AS total, "
+            "min(dl) AS low, max(dl) AS high FROM {postings} GROUP BY chunk_id) p ON p.chunk_id = c.id "
+            "WHERE coalesce(p.total, 0) <> c.term_count OR p.low <> c.term_count OR p.high <> c.term_count")
+        if lengths:
+            self.problem("chunks whose postings do not add up to their term count", REBUILD,
+                         [f"{name} #{index}" for name, index in lengths])
+        frequencies = self.rows(
+            "SELECT coalesce(t.term, p.term), coalesce(t.df, 0), coalesce(p.n, 0) FROM {terms} t FULL JOIN "
+            "(SELECT term, count(*) AS n FROM {postings} GROUP BY term) p ON p.term = t.term "
+            "WHERE coalesce(t.df, 0) <> coalesce(p.n, 0) AND NOT (p.n IS NULL AND t.df <= 0)")
+        if frequencies:
+            self.problem("document frequencies that differ from the postings", REBUILD,
+                         [f"{term!r} (df {df}, postings {n})" for term, df, n in frequencies], len(frequencies))
+
+    def vectors(self, meta: dict) -> None:
+        dimension = int(meta["dimension"])
+        column = columns_of(self.conn, self.tables.chunks).get("embedding", "")
+        if not re.fullmatch(rf"(vector|halfvec)\({dimension}\)", column):
+            self.problem(f"the embedding column is {column or 'missing'}, not the model's {dimension} dimensions",
+                         REBUILD, [meta["model"]])
+        pending = self.rows("SELECT count(*) FROM {chunks} WHERE embedding IS NULL")[0][0]
+        if pending:  # keyword-first indexing: written, not embedded yet (a run stopped before the model finished)
+            self.problem("chunks still waiting for their embedding (found by keywords only)", REINDEX,
+                         [f"{pending} chunks"], pending)
+        invalid = self.conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = to_regclass(%s) AND NOT (i.indisvalid AND i.indisready)",
+            (self.tables.chunks,)).fetchall()
+        if invalid:
+            self.problem("invalid indexes on the chunks table (an interrupted build)", REBUILD,
+                         [row[0] for row in invalid])
+
+    def meta(self, meta: dict) -> None:
+        recorded = meta.get("chunks")
+        if recorded is not None and int(recorded) != self.result.chunks:
+            self.problem("the meta table's chunk count is wrong", REBUILD,
+                         [f"says {recorded}, the chunks table holds {self.result.chunks}"])
+        terms = meta.get("total_terms")
+        actual = self.rows("SELECT coalesce(sum(term_count), 0) FROM {chunks}")[0][0]
+        if terms is not None and int(terms) != int(actual):
+            self.problem("the meta table's term total is wrong", REBUILD,
+                         [f"says {terms}, the chunks hold {actual}"])

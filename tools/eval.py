@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Measure retrieval quality on a BEIR-layout set: see `eval.py --help`. Development tooling: not part of the installed package."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(ROOT, "src"))
+from memory_search.faces.launch import ensure  # noqa: E402
+
+ensure()
+
+import click  # noqa: E402
+
+from memory_search.config import Settings  # noqa: E402
+from memory_search.errors import UsageError  # noqa: E402
+from memory_search.faces.cli import command, run  # noqa: E402
+
+
+# --- eval ----------------------------------------------------------------------------------------
+
+EVAL_EXAMPLES = """\
+  eval.py ../shared/eval/jsquad-dev --split dev --limit-queries 500
+  eval.py ../shared/eval/scifact-train --split train --json
+  eval.py DATASET --split test --modes semantic,hybrid,hybrid:rrf-equal,hybrid:weighted
+  eval.py DATASET --split test --compare hybrid:rrf-equal,hybrid
+  eval.py DATASET --split test --save before.json     # then, after a tokenizer change:
+  eval.py DATASET --split test --against before.json"""
+
+
+@command(EVAL_EXAMPLES)
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
+@click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, each optionally "
+                                             "with :OPTION[+OPTION...], OPTION a fusion (rrf, rrf-equal, convex, "
+                                             "convex-equal, weighted, weighted-equal) (default: keyword,semantic,"
+                                             "hybrid, and rerank with a Voyage key)")
+@click.option("--compare", metavar="A,B", help="also run modes A and B and count the queries B wins and loses "
+                                               "against A (nDCG@10)")
+@click.option("--save", "save_path", type=click.Path(dir_okay=False), help="write the report with every query's "
+                                                                            "nDCG@10 to FILE (JSON)")
+@click.option("--against", "against_path", type=click.Path(exists=True, dir_okay=False),
+              help="compare each mode with the same mode in a report saved by --save (another build or version)")
+@click.option("--limit-queries", type=click.IntRange(min=1), help="score a sample of N queries (fixed seed)")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+def eval_command(dataset, split, modes, compare, save_path, against_path, limit_queries, as_json):
+    """Measure retrieval quality on a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels/).
+
+    Writes the documents as a memories directory in a temporary folder, indexes it with the
+    real indexer (the embedding cache makes re-runs cheap), runs every query through the same
+    search code as search.py, and prints nDCG@10, Recall@10, Recall@100, MRR@10 and the median
+    query time per mode; with --compare or --against, each configuration's gain over the other
+    with its per-query wins, losses and ties. The @10 figures and the time are those of a search
+    for ten results, as search.py makes by default; Recall@100, of a search for 100."""
+    import json
+    from pathlib import Path
+
+    from evaluation import compare_reports, evaluate, parse_mode
+    from memory_search.progress import Progress
+    from memory_search.render import as_json as to_json
+    from reports import eval_text
+
+    settings = Settings.from_env()
+    chosen = modes.split(",") if modes else ["keyword", "semantic", "hybrid"] + (
+        ["rerank"] if settings.voyage_api_key else [])
+    pair = compare.split(",") if compare else []
+    if compare and len(pair) != 2:
+        raise UsageError(f"--compare takes two modes, A,B: got {compare!r}")
+    chosen += [mode for mode in pair if mode not in chosen]
+    for mode in chosen:
+        parse_mode(mode)
+    saved = None
+    if against_path:
+        try:
+            saved = json.loads(Path(against_path).read_text(encoding="utf-8"))
+            saved["per_query"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise UsageError(f"cannot read {against_path} as a report saved by --save ({error})") from None
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the temporary index
+    report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress())
+    compare_reports(report, pair, saved)
+    if save_path:
+        Path(save_path).write_text(to_json(report.summary() | {"per_query": report.per_query}) + "\n",
+                                   encoding="utf-8")
+    click.echo(to_json(report.summary()) if as_json else eval_text(report))
+
+
+if __name__ == "__main__":
+    run(eval_command, "eval.py")

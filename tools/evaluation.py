@@ -1,0 +1,232 @@
+"""Retrieval quality on a BEIR-layout set, through the same indexer and search code as the scripts."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_search.errors import UsageError
+
+SEED = 20261130
+CUTOFFS = {"ndcg@10": 10, "recall@10": 10, "recall@100": 100, "mrr@10": 10}
+
+
+@dataclass
+class Dataset:
+    name: str
+    corpus: dict[str, tuple[str, str]]  # id -> (title, text)
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
+
+
+def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED) -> Dataset:
+    def jsonl(path: Path):
+        with open(path, encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    for path in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
+        if not path.is_file():
+            raise UsageError(f"{path} not found: DATASET_DIR needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
+    corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "")
+              for doc in jsonl(folder / "corpus.jsonl")}
+    queries = {str(query["_id"]): query["text"] for query in jsonl(folder / "queries.jsonl")}
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path, encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            if int(row["score"]) > 0 and str(row["corpus-id"]) in corpus:
+                qrels.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = int(row["score"])
+    chosen = sorted(query_id for query_id in qrels if query_id in queries)
+    if limit_queries and limit_queries < len(chosen):
+        chosen = sorted(random.Random(seed).sample(chosen, limit_queries))
+    return Dataset(folder.name, corpus, {query_id: queries[query_id] for query_id in chosen},
+                   {query_id: qrels[query_id] for query_id in chosen})
+
+
+def write_memories(dataset: Dataset, root: Path) -> dict[str, str]:
+    """Each document as wiki/<id>.md with its title in the frontmatter; returns path -> doc id."""
+    import yaml
+
+    paths = {}
+    for number, (doc_id, (title, text)) in enumerate(dataset.corpus.items()):
+        name = re.sub(r"[^A-Za-z0-9_-]+", "_", doc_id)[:80] + f"-{number}.md"
+        path = root / "wiki" / name[:2] / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        head = yaml.safe_dump({"title": title} if title else {"doc_id": doc_id}, allow_unicode=True)
+        path.write_text(f"---\n{head}---\n{text}\n", encoding="utf-8")
+        paths[str(path)] = doc_id
+    return paths
+
+
+def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    gains = sum((2 ** relevant.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sum((2 ** grade - 1) / math.log2(i + 2)
+                for i, grade in enumerate(sorted(relevant.values(), reverse=True)[:k]))
+    return gains / ideal if ideal else 0.0
+
+
+def recall(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant)
+
+
+def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    for i, doc in enumerate(ranked[:k]):
+        if doc in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def per_query_ndcg(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
+    return {query_id: round(ndcg(ranked, dataset.qrels[query_id], 10), 4) for query_id, ranked in runs.items()}
+
+
+@dataclass
+class Comparison:
+    """How configuration B fares against A, query by query (nDCG@10)."""
+
+    base: str
+    other: str
+    delta: float  # mean nDCG@10 of B minus A
+    wins: int  # queries where B scores higher
+    losses: int
+    ties: int
+
+
+def compare(base: str, base_scores: dict[str, float], other: str, other_scores: dict[str, float]) -> Comparison:
+    shared = sorted(set(base_scores) & set(other_scores))
+    if not shared:
+        raise UsageError(f"{base} and {other} share no query: compare runs of the same set and sample")
+    differences = [other_scores[query_id] - base_scores[query_id] for query_id in shared]
+    return Comparison(base, other, round(sum(differences) / len(shared), 4),
+                      sum(d > 1e-9 for d in differences), sum(d < -1e-9 for d in differences),
+                      sum(abs(d) <= 1e-9 for d in differences))
+
+
+def score_run(runs: dict[str, list[str]], deep_runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
+    """The @10 figures from `runs` (searches for 10 results, as a user makes them), R@100 from `deep_runs`."""
+    totals = dict.fromkeys(CUTOFFS, 0.0)
+    for query_id, ranked in runs.items():
+        relevant = dataset.qrels[query_id]
+        totals["ndcg@10"] += ndcg(ranked, relevant, 10)
+        totals["recall@10"] += recall(ranked, relevant, 10)
+        totals["recall@100"] += recall(deep_runs[query_id], relevant, 100)
+        totals["mrr@10"] += mrr(ranked, relevant, 10)
+    return {name: round(value / max(len(runs), 1), 4) for name, value in totals.items()}
+
+
+class _RememberingEmbedder:
+    """Embeds each query once, however many modes ask for it."""
+
+    def __init__(self, embedder):
+        self.embedder, self.spec, self.seen = embedder, embedder.spec, {}
+
+    def embed_query(self, text):
+        if text not in self.seen:
+            self.seen[text] = self.embedder.embed_query(text)
+        return self.seen[text]
+
+
+LEGS = ("keyword", "semantic", "hybrid", "rerank")
+
+
+def parse_mode(mode: str) -> dict:
+    """The search request's settings for an eval mode, LEG[:OPTION[+OPTION...]], e.g. hybrid:rrf-equal."""
+    from memory_search.retrieval import FUSIONS
+
+    leg, _, options = mode.partition(":")
+    if leg not in LEGS:
+        raise UsageError(f"unknown mode {mode!r}: use {', '.join(LEGS)}, optionally with :OPTION")
+    request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, rerank=leg == "rerank", fusion="rrf",
+                   snippets=False)
+    for option in filter(None, options.split("+")):
+        if option in FUSIONS:
+            request["fusion"] = option
+        else:
+            raise UsageError(f"unknown option {option!r} in mode {mode!r}: use one of {', '.join(FUSIONS)}")
+    return request
+
+
+def compare_reports(report: "Report", pair: list[str], saved: dict | None = None) -> None:
+    """Add to the report B against A for --compare A,B, and each mode against the same mode of a saved run."""
+    if pair:
+        base, other = pair
+        report.comparisons.append(compare(base, report.per_query[base], other, report.per_query[other]))
+    if saved:
+        for mode, scores in report.per_query.items():
+            if mode in saved["per_query"]:
+                report.comparisons.append(compare(f"{mode} (saved)", saved["per_query"][mode], mode, scores))
+
+
+@dataclass
+class Report:
+    dataset: str
+    split: str
+    queries: int
+    documents: int
+    index_seconds: float
+    results: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> metrics
+    query_ms: dict[str, float] = field(default_factory=dict)  # mode -> median latency
+    per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> query id -> nDCG@10
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        """The report without the per-query scores, as eval.py --json prints it."""
+        return {key: value for key, value in self.__dict__.items() if key != "per_query"} | {
+            "comparisons": [comparison.__dict__ for comparison in self.comparisons]}
+
+
+def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
+             progress=None, keep_dir: Path | None = None) -> Report:
+    """Index the set as a memories directory, run every query in every mode, and score the runs."""
+    from memory_search.database import connect
+    from memory_search.embedding import choose_spec, make_embedder, reranker
+    from memory_search.filters import Filters
+    from memory_search.index_writer import drop_schema
+    from memory_search.indexer import Indexer
+    from memory_search.layouts import layout_for
+    from memory_search.retrieval import SearchRequest, Searcher
+    from memory_search.schema import ManagedTables, find_index
+
+    dataset = load_dataset(folder, split, limit_queries)
+    workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir
+    root = workdir / "memories"
+    try:
+        paths = write_memories(dataset, root)
+        run_settings = settings.with_overrides(memories_dir=str(root))
+        started = time.monotonic()
+        Indexer(run_settings, progress=progress).run()
+        report = Report(dataset.name, split, len(dataset.queries), len(dataset.corpus),
+                        round(time.monotonic() - started, 1))
+        with connect(run_settings, read_only=True) as conn:
+            info = find_index(conn, run_settings.memories_root)
+            embedder = _RememberingEmbedder(make_embedder(choose_spec(run_settings, info.spec), run_settings))
+            rerank = reranker(run_settings) if settings.voyage_api_key else None
+            searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, rerank)
+            for mode in modes:
+                request = parse_mode(mode) | {"filters": Filters()}
+                runs, deep_runs, timings = {}, {}, []
+                for query_id, text in dataset.queries.items():
+                    began = time.perf_counter()
+                    hits = searcher.search(SearchRequest(query=text, **(request | {"top": 10})))
+                    timings.append(time.perf_counter() - began)
+                    runs[query_id] = [paths[hit.path] for hit in hits]
+                    # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
+                    deep = searcher.search(SearchRequest(query=text, **(request | {"rerank": False})))
+                    deep_runs[query_id] = [paths[hit.path] for hit in deep]
+                report.results[mode] = score_run(runs, deep_runs, dataset)
+                report.per_query[mode] = per_query_ndcg(runs, dataset)
+                report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
+        return report
+    finally:
+        with connect(settings.with_overrides(memories_dir=str(root)), read_only=False) as conn:
+            drop_schema(conn, ManagedTables.of(Path(str(root)).absolute()))
+        if keep_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)

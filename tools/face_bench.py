@@ -1,0 +1,171 @@
+"""Speed of the long-running faces, each started as a user starts it, on one memories directory.
+
+HTTP: N clients sending /api/search (both branches) back to back for a while: requests/s, median and
+95th-percentile latency, errors. MCP: a search tool call's round trip through the SDK's stdio client."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from memory_search.faces.cli import command, memories_option
+from memory_search.config import ENVIRONMENT_HELP
+from memory_search.errors import MemorySearchError
+
+QUERIES = ("セッション要約の保存先", "how do we tune the HNSW index", "embedding model decision", "コミット規約",
+           "release plan", "バックアップ", "reranker", "meeting minutes retrospective")
+
+
+def measure(base_url: str, db: str = "default", clients: int = 16, seconds: float = 30.0,
+            queries=QUERIES, limit: int = 10) -> dict:
+    """Each client sends GET /api/search (both branches) back to back until the time is up."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def client(number: int):
+        sent = number
+        while time.monotonic() < deadline:
+            query = queries[sent % len(queries)]
+            sent += 1
+            url = f"{base_url}/api/search?" + urllib.parse.urlencode({"db": db, "q": query, "limit": limit})
+            started = time.perf_counter()
+            try:
+                with urllib.request.urlopen(url, timeout=60) as response:
+                    response.read()
+                    failed = None if response.status == 200 else f"HTTP {response.status}"
+            except (urllib.error.URLError, OSError) as error:
+                failed = str(error)
+            elapsed = time.perf_counter() - started
+            with lock:
+                (errors.append(failed) if failed else latencies.append(elapsed))
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(number,)) for number in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.monotonic() - started
+    ordered = sorted(latencies)
+
+    def percentile(share: float) -> float | None:
+        return round(1000 * ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1) if ordered else None
+
+    return {"clients": clients, "seconds": round(wall, 1), "requests": len(latencies) + len(errors),
+            "errors": len(errors), "first_error": errors[0] if errors else None,
+            "requests_per_s": round(len(latencies) / wall, 1),
+            "p50_ms": round(1000 * statistics.median(ordered), 1) if ordered else None,
+            "p95_ms": percentile(0.95)}
+
+
+def http_text(report: dict) -> str:
+    return (f"HTTP /api/search: {report['clients']} clients, {report['seconds']} s: {report['requests']} requests, "
+            f"{report['requests_per_s']} requests/s, p50 {report['p50_ms']} ms, p95 {report['p95_ms']} ms, "
+            f"{report['errors']} errors" + (f" (first: {report['first_error']})" if report["errors"] else ""))
+
+
+
+
+def mcp_round_trip(env: dict, calls: int = 20, queries=QUERIES) -> dict:
+    """Start scripts/mcp_server.py under `env`, then time `calls` search tool calls (after one untimed)."""
+    import sys
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    script = str(Path(__file__).resolve().parent.parent / "scripts" / "mcp_server.py")
+    timings: list[float] = []
+
+    async def main():
+        parameters = StdioServerParameters(command=sys.executable, args=[script], env=env)
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(parameters, errlog=quiet) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    await session.call_tool("search", {"query": queries[0], "top": 10})
+                    for number in range(calls):
+                        started = time.perf_counter()
+                        result = await session.call_tool("search", {"query": queries[number % len(queries)],
+                                                                    "top": 10})
+                        timings.append(time.perf_counter() - started)
+                        if result.is_error:
+                            raise RuntimeError(result.content[0].text)
+
+    anyio.run(main)
+    ordered = sorted(timings)
+    return {"calls": calls, "median_ms": round(1000 * statistics.median(ordered), 1),
+            "p95_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1)}
+
+
+@contextmanager
+def running_http_server(env: dict):
+    """scripts/serve.py on a free port, its endpoint file in a temporary configuration folder."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as config:
+        process = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent.parent / "scripts" / "serve.py")],
+                                   env={**env, "XDG_CONFIG_HOME": config}, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        endpoint = Path(config) / "memory-search" / "endpoint"
+        try:
+            deadline = time.monotonic() + 120
+            while not endpoint.exists():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise MemorySearchError(f"serve.py did not start: {process.stderr.read().strip()[:300]}")
+                time.sleep(0.1)
+            yield endpoint.read_text().strip()
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+FACES_EXAMPLES = """\
+  bench_faces.py --memories examples/memories              # 20 MCP calls; 16 HTTP clients for 30 s
+  bench_faces.py --clients 4 --seconds 10 --json"""
+
+
+@command(FACES_EXAMPLES, ENVIRONMENT_HELP)
+@click.option("--calls", type=click.IntRange(3, 1000), default=20, show_default=True,
+              help="MCP search calls to time")
+@click.option("--clients", type=click.IntRange(1, 256), default=16, show_default=True,
+              help="concurrent HTTP clients")
+@click.option("--seconds", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+              help="how long the HTTP clients send")
+@click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
+@memories_option
+def bench_faces_command(calls, clients, seconds, as_json, memories):
+    """Measure the MCP server and the HTTP API on an indexed memories directory.
+
+    Starts scripts/mcp_server.py and times search tool calls through the MCP SDK's stdio client
+    (median and p95 of CALLS round trips, after one untimed call); then starts scripts/serve.py
+    on a free loopback port and has CLIENTS clients search through it for SECONDS."""
+    from memory_search.render import as_json as to_json
+
+    env = dict(os.environ)
+    if memories:
+        env["MEMORIES_DIR"] = os.path.abspath(os.path.expanduser(memories))
+    report = {"mcp_search": mcp_round_trip(env, calls)}
+    with running_http_server(env) as url:
+        report["http_search"] = measure(url, "default", clients, seconds)
+    if as_json:
+        click.echo(to_json(report))
+    else:
+        mcp = report["mcp_search"]
+        click.echo(f"MCP search tool, round trip over stdio: median {mcp['median_ms']} ms, p95 {mcp['p95_ms']} ms "
+                   f"({mcp['calls']} calls)")
+        click.echo(http_text(report["http_search"]))
