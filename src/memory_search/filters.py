@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 
 from .errors import PARAMETER as P, ParameterError, UsageError, require_text
-from .records import INACTIVE_STATUSES, Record
+from .records import INACTIVE_STATUSES, RAW_KINDS, Record
 
-SCOPES = ("session", "web", "minutes", "wiki", "all")
+SCOPES = (*RAW_KINDS, "wiki", "all")
 EQUALITY = ("$eq", "$ne", "$in", "$nin")
 ORDER = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 OPERATORS = EQUALITY + tuple(ORDER)

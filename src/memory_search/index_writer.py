@@ -163,15 +163,9 @@ class FileRows:
     links: list[Link] = field(default_factory=list)
 
 
-def replace_file(conn, tables: ManagedTables, record: Record, state: FileState, chunks: list[ChunkRow],
-                 links: list[Link] = ()) -> None:
-    """Swap one file's rows (chunks, postings, links) for new ones in a single transaction: readers see old or
-    new, never a mix."""
-    replace_files(conn, tables, [FileRows(record, state, chunks, list(links))])
-
-
 def replace_files(conn, tables: ManagedTables, files: list[FileRows]) -> None:
-    """replace_file for several files in one transaction, a statement per table rather than per file."""
+    """Swap files' rows (chunks, postings, links) for new ones in a single transaction, a statement per table
+    rather than per file: readers see old or new, never a mix."""
     chunk_table, postings, terms = (tables.sql(name) for name in ("chunks", "postings", "terms"))
     chunk_count = sum(len(item.chunks) for item in files)
     with conn.transaction():

@@ -31,7 +31,6 @@ class Layout:
     """The interface; see ManagedLayout and CocoIndexLayout."""
 
     has_keyword_leg = False
-    filters_in_sql = False
 
     def __init__(self, info: IndexInfo, memories_root: Path):
         self.info, self.root = info, memories_root
@@ -100,7 +99,6 @@ class ManagedLayout(Layout):
     """This project's index: metadata columns, filters in SQL, BM25 over a postings table."""
 
     has_keyword_leg = True
-    filters_in_sql = True
     # The legs read ids and names only: a hybrid search fuses 200 candidates to show ten, and decoding
     # each one's text and frontmatter cost more than the legs' SQL.
     _LEG_COLUMNS = sql.SQL("id, filename")

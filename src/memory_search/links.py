@@ -24,8 +24,6 @@ from psycopg import sql
 
 from .schema import ManagedTables
 
-KINDS = ("wikilink", "embed", "markdown")
-
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")

@@ -12,9 +12,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from .errors import MemoriesMissing, first_line
-from .records import Record, kind_of, make_record
-
-SCOPES = ("session", "web", "minutes", "wiki", "all")
+from .records import Record, make_record
 
 # What the original's CocoIndex flow left out of the index.
 DEFAULT_EXCLUDES = ("trashbox/**", "**/_*.md", "**/.git/**", "**/.*")
@@ -39,10 +37,6 @@ def require_directory(root: Path) -> Path:
 
 class BadMemory(Exception):
     """A file that cannot be indexed; the message is the reason."""
-
-
-def in_scope(relpath: str | PurePosixPath, scope: str) -> bool:
-    return scope == "all" or kind_of(relpath) == scope
 
 
 def relative_path(path: str | os.PathLike, root: Path) -> PurePosixPath | None:

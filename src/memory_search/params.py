@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Mapping
 
 from .errors import PARAMETER as P, ParameterError, UsageError, require_text
 from .filters import SCOPES, Filters, parse_where, where_conditions
+from .recent import RECENT_KINDS
 
 MODES = ("hybrid", "semantic", "keyword")
-RECENT_KINDS = ("session", "web", "minutes", "all")
 MAX_TOP = 100
 
 
@@ -191,7 +191,6 @@ PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
 )}
 
 FILTER_NAMES = ("scope", "include_superseded", "project", "tags", "since", "until", "where")
-SEARCH_NAMES = ("query", "top", *FILTER_NAMES, "mode", "min_score")
 
 
 def check(values: Mapping[str, object], names=None) -> dict:
@@ -229,8 +228,3 @@ def filters(values: Mapping[str, object], **defaults) -> Filters:
     return Filters(scope=given["scope"] or "all", include_superseded=bool(given["include_superseded"]),
                    project=given["project"], tags=tuple(given["tags"] or ()), since=given["since"],
                    until=given["until"], where=tuple(given["where"] or ()))
-
-
-def with_help(name: str, **changes) -> Parameter:
-    """A parameter with another help or description, for a command whose wording differs."""
-    return replace(PARAMETERS[name], **changes)

@@ -23,10 +23,6 @@ class Related:
     lines: list[int] = field(default_factory=list)  # where the memory links to it, or it to the memory
 
     @property
-    def linked(self) -> bool:
-        return self.links_to or self.linked_from
-
-    @property
     def reasons(self) -> list[str]:
         reasons = []
         if self.links_to:

@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, TextIO
 
 import click
@@ -43,7 +43,6 @@ class Console:
     resources: object | None = None  # resources.Resources shared by the helper's requests
     prog: str = "memory-search"
     columns: int | None = None  # the terminal's width, for --help
-    started_helper: list = field(default_factory=list)
 
     @classmethod
     def of_process(cls, prog: str) -> "Console":

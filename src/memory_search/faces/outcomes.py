@@ -10,7 +10,6 @@ from ..errors import IndexBusy, IndexMissing, MemoriesMissing, MemorySearchError
 INVALID_PARAMS = -32602  # JSON-RPC: the caller's mistake
 INTERNAL_ERROR = -32603  # JSON-RPC: ours
 
-EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_MISSING = 3
