@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test test-langbot langbot-plugin bench eval eval-notes clean browser
+.PHONY: install demo test lint test-langbot langbot-plugin bench eval eval-notes clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -34,6 +34,10 @@ $(CLAUDE):
 test: install $(CLAUDE)
 	$(BIN)/python -m pytest --ignore=tests/langbot
 
+# The configuration is pyproject.toml's [tool.ruff].
+lint: install
+	$(BIN)/ruff check src scripts tools tests integrations
+
 # The LangBot plugin: its SDK is an optional dependency group of its own.
 $(BIN)/lbp: $(INSTALLED)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[faces,test,langbot]'
@@ -47,6 +51,8 @@ langbot-plugin: $(BIN)/lbp
 	rm -rf build/langbot-plugin && mkdir -p build dist
 	cp -R integrations/langbot build/langbot-plugin
 	cp -R src/memory_search build/langbot-plugin/memory_search
+	rm -rf build/langbot-plugin/memory_search/faces build/langbot-plugin/memory_search/static  # only the library runs there
+	find build/langbot-plugin -name __pycache__ -prune -exec rm -rf {} +
 	$(BIN)/python -c "import importlib.metadata as m; print(*(r for r in m.requires('memory-search') if 'extra ==' not in r), sep='\n')" >> build/langbot-plugin/requirements.txt
 	cd build/langbot-plugin && $(CURDIR)/$(BIN)/lbp build -o $(CURDIR)/dist
 

@@ -9,11 +9,15 @@ from conftest import names, run_script, search
 from memory_search.schema import cocoindex_tables
 
 NOTES = {
-    "wiki/deploy.md": ("---\ntitle: Deploy runbook\ntags: [ops]\n---\n", "Roll out with blue green deploys and watch the error rate."),
-    "wiki/deploy-old.md": ("---\ntitle: Old deploy runbook\nstatus: superseded\n---\n", "Deploy by copying files over ssh."),
-    "raw/session/2026-11-01/101010_aaaa1111_bbbb2222.md": ("---\ntitle: Deploy incident\nkind: session\n---\n",
-                                                          "The deploy failed because the error rate rose after rollout."),
-    "raw/web/2026-11-02/090000_page.md": ("---\ntitle: Blue green article\n---\n", "Blue green deployment keeps two environments."),
+    "wiki/deploy.md": ("---\ntitle: Deploy runbook\ntags: [ops]\n---\n",
+                       "Roll out with blue green deploys and watch the error rate."),
+    "wiki/deploy-old.md": ("---\ntitle: Old deploy runbook\nstatus: superseded\n---\n",
+                           "Deploy by copying files over ssh."),
+    "raw/session/2026-11-01/101010_aaaa1111_bbbb2222.md": (
+        "---\ntitle: Deploy incident\nkind: session\n---\n",
+        "The deploy failed because the error rate rose after rollout."),
+    "raw/web/2026-11-02/090000_page.md": ("---\ntitle: Blue green article\n---\n",
+                                          "Blue green deployment keeps two environments."),
 }
 
 

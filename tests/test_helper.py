@@ -79,7 +79,8 @@ def _only_helper(name: str, *args: str, env: dict, memories=None) -> subprocess.
 
 @pytest.fixture
 def notes(memories):
-    memories.write("wiki/tea.md", "# Tea\n\nBrew green tea at 70 degrees for two minutes.", title="Tea", tags=["kitchen"])
+    memories.write("wiki/tea.md", "# Tea\n\nBrew green tea at 70 degrees for two minutes.", title="Tea",
+                   tags=["kitchen"])
     memories.write("wiki/bread.md", "# パン\n\n強力粉でパンを焼く。発酵は二回。", title="パン")
     memories.session("2026-11-03", "080000", "Kitchen session", "We tried brewing tea colder.", project="home")
     return memories

@@ -32,7 +32,8 @@ def _rows_per_file(database, memories) -> dict[str, tuple[int, int]]:
 
 def _embedded_chunks(database, memories) -> int:
     with psycopg.connect(database) as conn:
-        return conn.execute(f"SELECT count(*) FROM {_tables(memories).chunks} WHERE embedding IS NOT NULL").fetchone()[0]
+        table = _tables(memories).chunks
+        return conn.execute(f"SELECT count(*) FROM {table} WHERE embedding IS NOT NULL").fetchone()[0]
 
 
 def test_add_edit_delete_rename_and_unchanged(env, memories, database):

@@ -11,7 +11,8 @@ from memory_search.errors import IndexMissing, UsageError
 from memory_search.knowledge_base import Document, KnowledgeBase, decode_document, tables_for
 from memory_search.memories import BadMemory
 
-NOTE = "---\ntitle: 障害対応\nteam: sre\n---\n# 障害対応\n\nアラートが鳴ったら当番が一次対応し、十五分以内に報告する。\n"
+NOTE = ("---\ntitle: 障害対応\nteam: sre\n---\n# 障害対応\n\n"
+        "アラートが鳴ったら当番が一次対応し、十五分以内に報告する。\n")
 
 
 @pytest.fixture

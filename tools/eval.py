@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure retrieval quality on a BEIR-layout set: see `eval.py --help`. Development tooling: not part of the installed package."""
+"""Measure retrieval quality on a BEIR-layout set: see `eval.py --help`. Development tooling, not installed."""
 import os
 import sys
 

@@ -116,7 +116,8 @@ def running_http_server(env: dict):
     import tempfile
 
     with tempfile.TemporaryDirectory() as config:
-        process = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent.parent / "scripts" / "serve.py")],
+        serve = Path(__file__).resolve().parent.parent / "scripts" / "serve.py"
+        process = subprocess.Popen([sys.executable, str(serve)],
                                    env={**env, "XDG_CONFIG_HOME": config}, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         endpoint = Path(config) / "memory-search" / "endpoint"

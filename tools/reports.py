@@ -65,8 +65,9 @@ def bench_text(report) -> str:
         k = report.knowledge
         for output_format in ("jsonl", "csv"):
             e = k[f"export_{output_format}"]
-            lines.append(f"export.py --format {output_format} over {k['export_chunks']} chunks: median {e['median_ms']} "
-                         f"ms ({e['chunks_per_s']} chunks/s, {e['bytes'] / 1048576:.1f} MB), peak {e['peak_rss_mb']} MB")
+            lines.append(f"export.py --format {output_format} over {k['export_chunks']} chunks: median "
+                         f"{e['median_ms']} ms ({e['chunks_per_s']} chunks/s, {e['bytes'] / 1048576:.1f} MB), "
+                         f"peak {e['peak_rss_mb']} MB")
         v = k["verify"]
         lines.append(f"stats.py --verify over {k['verify_files']} files: median {v['median_ms']} ms, "
                      f"p95 {v['p95_ms']} ms, peak {v['peak_rss_mb']} MB")

@@ -155,7 +155,8 @@ class ManagedLayout(Layout):
             "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) JOIN {postings} p ON p.term = q.t "
             "GROUP BY p.chunk_id ORDER BY score DESC LIMIT %s"
             ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC LIMIT %s").format(
-            columns=self._LEG_COLUMNS, bm25=bm25, postings=self.tables.sql("postings"), chunks=self.tables.sql("chunks"),
+            columns=self._LEG_COLUMNS, bm25=bm25, postings=self.tables.sql("postings"),
+            chunks=self.tables.sql("chunks"),
             where=where)
         args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], ranked_limit, *params, limit]
         rows = conn.execute(query, args).fetchall()

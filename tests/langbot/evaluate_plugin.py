@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Retrieval quality of the LangBot plugin on a BEIR-layout set, through the SDK's entities.
 
-Each corpus entry becomes one document (Markdown, its title in the frontmatter, as scripts/eval.py
+Each corpus entry becomes one document (Markdown, its title in the frontmatter, as tools/eval.py
 writes it), ingested into a fresh knowledge base through the host's file API; each query is a
-`retrieve` call. Prints the same metrics as scripts/eval.py, then what the score threshold keeps.
+`retrieve` call. Prints the same metrics as tools/eval.py, then what the score threshold keeps.
 
   .venv/bin/python tests/langbot/evaluate_plugin.py ../shared/eval/jsquad-dev --split dev
   .venv/bin/python tests/langbot/evaluate_plugin.py DATASET --split dev --chunk-size 1000 --chunk-overlap 0
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tools")]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -49,7 +49,7 @@ async def evaluate(args) -> int:
     import yaml
     from harness import Bot, documents
     from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
-    from memory_search.evaluation import load_dataset, ndcg, score_run
+    from evaluation import load_dataset, ndcg, score_run
 
     dataset = load_dataset(args.dataset, args.split, args.limit_queries)
     creation = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap,
@@ -76,7 +76,7 @@ async def evaluate(args) -> int:
             for mode in args.modes.split(","):
                 runs, deep_runs, scores, timings = {}, {}, {}, []
                 for query_id, query in dataset.queries.items():
-                    # As scripts/eval.py: the @10 figures, the time and the thresholds from a retrieval
+                    # As tools/eval.py: the @10 figures, the time and the thresholds from a retrieval
                     # of ten, R@100 from one of 100.
                     began = time.perf_counter()
                     response = await engine.retrieve(bot.retrieval_context(

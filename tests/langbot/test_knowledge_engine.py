@@ -113,7 +113,8 @@ def test_ingesting_a_document_again_replaces_its_chunks(bot):
 def test_chunk_size_and_overlap_come_from_the_creation_settings(bot):
     settings = {"chunk_size": 120, "chunk_overlap": 20}
     kb = bot.create(**settings)
-    long_note = "# 運用メモ\n\n" + "\n\n".join(f"手順{i}：サーバー{i}号機を再起動してログを確認する。" * 3 for i in range(8))
+    long_note = "# 運用メモ\n\n" + "\n\n".join(f"手順{i}：サーバー{i}号機を再起動してログを確認する。" * 3
+                                           for i in range(8))
     small = bot.ingest(kb, "ops.md", long_note, settings=settings)
     default = bot.ingest(kb, "ops-default.md", long_note)
     assert small.chunks_created > default.chunks_created >= 1
@@ -167,7 +168,8 @@ def test_the_score_threshold_drops_weak_results(bot):
 def test_deleting_a_document_removes_every_chunk_of_it(bot):
     kb = bot.create(chunk_size=100, chunk_overlap=0)
     note = "\n\n".join(f"## 節{i}\n\nバックアップ手順の説明その{i}。" * 2 for i in range(6))
-    assert bot.ingest(kb, "backup-ja.md", note, document_id="backup-ja", settings={"chunk_size": 100}).chunks_created > 2
+    ingested = bot.ingest(kb, "backup-ja.md", note, document_id="backup-ja", settings={"chunk_size": 100})
+    assert ingested.chunks_created > 2
     bot.ingest(kb, "lunch.txt", LUNCH, document_id="lunch")
     assert bot.delete_document(kb, "backup-ja") is True
     assert bot.delete_document(kb, "backup-ja") is False
@@ -254,7 +256,8 @@ def test_the_evaluation_script_scores_the_plugin_like_eval_py(env):
     """tests/langbot/evaluate_plugin.py, which the LangBot README's figures come from, still runs."""
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
-        [sys.executable, str(root / "tests/langbot/evaluate_plugin.py"), str(root / "examples/eval/ja-questions-en-notes"),
+        [sys.executable, str(root / "tests/langbot/evaluate_plugin.py"),
+         str(root / "examples/eval/ja-questions-en-notes"),
          "--split", "test", "--limit-queries", "5", "--chunk-size", "1000", "--chunk-overlap", "0"],
         env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]

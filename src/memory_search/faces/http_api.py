@@ -1,7 +1,8 @@
 """The HTTP face: a read-only local API (Starlette on Uvicorn), bound to 127.0.0.1 only.
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
-/api/semantic, which are /api/search with a fixed target; /graph draws the link graph (graph.py). A "db" is a named index: a memories
+/api/semantic, which are /api/search with a fixed target; /api/read returns a memory's lines; /graph
+draws the link graph (graph.py). A "db" is a named index: a memories
 directory and its table. The default one is MEMORIES_DIR's; more come from --db NAME=DIR or from
 databases.json in the configuration folder. Both branches of a search run at once, each on its
 own read-only connection, through the same search as search.py."""
