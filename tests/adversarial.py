@@ -14,7 +14,7 @@ from pathlib import Path
 @dataclass
 class Case:
     relpath: str  # as the index reports it
-    expect: str  # "indexed" | "skipped" | "ignored" (not a memory: never listed)
+    expect: str  # "indexed" | "skipped" | "ignored" (not a memory: never listed) | "link" (to a memory, found there)
     word: str = ""  # a word only this file holds, for the ones that must be found
     reason: str = ""  # a fragment of the skip reason
 
@@ -92,7 +92,7 @@ def write_corpus(root: Path) -> list[Case]:
     os.symlink(root / "wiki" / "missing-target.md", root / "wiki" / "dangling.md")
     cases.append(Case("wiki/dangling.md", "skipped", reason="dangling"))
     os.symlink(root / "wiki" / "crlf.md", root / "wiki" / "inside-link.md")
-    cases.append(Case("wiki/inside-link.md", "indexed", "quokkacrlf"))
+    cases.append(Case("wiki/inside-link.md", "link", "quokkacrlf"))  # found once, as wiki/crlf.md
     fifo_folder = root / "raw" / "session" / "2026-11-02"
     fifo_folder.mkdir(parents=True)
     os.mkfifo(fifo_folder / "120000_fifo0000_fifo0000.md")

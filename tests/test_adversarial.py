@@ -89,6 +89,8 @@ def test_every_hostile_file_is_indexed_or_skipped_with_its_reason(env, memories,
             assert str(memories.root / case.relpath) in paths, case.relpath
         elif case.expect == "ignored":
             assert not paths, case.relpath
+        elif case.expect == "link":
+            assert str(memories.root / case.relpath) not in paths and len(paths) == 1, (case.relpath, paths)
 
     again = run_script("index", "--json", env=env, memories=memories)
     assert_clean_failure(again, codes=(4,))

@@ -71,7 +71,7 @@ def _export(env, memories, *args) -> str:
 
 
 def test_export_in_every_format_parses_back_to_the_same_chunks(env, linked, tmp_path):
-    lines = [json.loads(line) for line in _export(env, linked, "--include-superseded").splitlines()]
+    lines = [json.loads(line) for line in _export(env, linked).splitlines()]  # every chunk, superseded too
     status = json.loads(run_script("stats", "--json", env=env, memories=linked, check=True).stdout)
     assert len(lines) == status["chunks"]
     first = next(item for item in lines if item["relpath"] == "wiki/hub.md")
@@ -81,22 +81,24 @@ def test_export_in_every_format_parses_back_to_the_same_chunks(env, linked, tmp_
     assert first["start_line"] >= 1 and first["end_line"] >= first["start_line"] and first["tokens"] > 0
     assert len(first["content_hash"]) == 64 and "pg_dump" in first["text"] and "vector" not in first
 
-    as_json = json.loads(_export(env, linked, "--format", "json", "--include-superseded"))
+    assert "wiki/old-backups.md" in {item["relpath"] for item in lines}
+    as_json = json.loads(_export(env, linked, "--format", "json"))
     assert as_json == lines
 
     target = tmp_path / "chunks.csv"
-    _export(env, linked, "--format", "csv", "--output", str(target), "--include-superseded")
+    _export(env, linked, "--format", "csv", "--output", str(target))
     with open(target, encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert [row["text"] for row in rows] == [item["text"] for item in lines]  # newlines survive quoting
+    assert [row["text"] for row in rows] == [("'" if item["text"].startswith(("=", "+", "-", "@")) else "")
+                                             + item["text"] for item in lines]  # newlines survive quoting
     assert json.loads(rows[0]["tags"]) == lines[0]["tags"] and rows[0]["start_line"] == str(lines[0]["start_line"])
     assert target.read_bytes().startswith(b"\xef\xbb\xbf\"path\",")  # BOM, quoted header
     assert [path.name for path in tmp_path.iterdir()] == ["chunks.csv"]  # no temporary file left
 
 
 def test_export_applies_the_search_filters_and_adds_vectors_on_request(env, linked):
-    active = [json.loads(line) for line in _export(env, linked).splitlines()]
-    assert "wiki/old-backups.md" not in {item["relpath"] for item in active}
+    active = [json.loads(line) for line in _export(env, linked, "--active-only").splitlines()]
+    assert "wiki/old-backups.md" not in {item["relpath"] for item in active} and active
     infra = [json.loads(line) for line in _export(env, linked, "--project", "infra", "--tag", "backup").splitlines()]
     assert {item["relpath"] for item in infra} == {"wiki/hub.md", "raw/session/2026-11-02/101010_abcd1234_s1.md"}
     sessions = [json.loads(line) for line in _export(env, linked, "--scope", "session", "--since", "2026-11-01",

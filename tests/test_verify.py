@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from conftest import index, run_script
+from memory_search.hints import command
 from memory_search.index_writer import lock_key
 from memory_search.schema import ManagedTables
 
@@ -55,12 +56,16 @@ def test_files_changed_added_or_deleted_without_reindexing_are_named(env, indexe
     assert "problem: indexed files no longer on disk: wiki/b.md" in text
     assert "problem: files on disk not in the index: wiki/c.md" in text
     assert "problem: files changed since they were indexed: wiki/a.md" in text
-    assert text.rstrip().endswith("repair: scripts/index.py")
+    assert text.rstrip().endswith(f"repair: {command('index', '--memories', str(indexed.root))}")
     index(env, indexed)
     assert _verify(env, indexed)[0] == 0  # the named repair mends it
 
 
 @pytest.mark.parametrize("damage, message", [
+    ("UPDATE {chunks} SET chunk_text = 'planted text' WHERE id = (SELECT min(id) FROM {chunks})",
+     "chunks whose stored text or lines differ from their unchanged file: wiki/a.md"),
+    ("UPDATE {chunks} SET end_line = end_line + 1 WHERE id = (SELECT max(id) FROM {chunks})",
+     "chunks whose stored text or lines differ from their unchanged file"),
     ("DELETE FROM {chunks} WHERE id = (SELECT max(id) FROM {chunks})", "files whose chunks are missing or extra"),
     ("DELETE FROM {postings} WHERE ctid = (SELECT min(ctid) FROM {postings})",
      "chunks whose postings do not add up to their term count"),
@@ -80,7 +85,7 @@ def test_rows_damaged_through_psql_are_named_and_a_rebuild_mends_them(env, index
                                                                               "meta")}))
     code, text = _verify(env, indexed)
     assert code == 1 and f"problem: {message}" in text
-    assert text.rstrip().endswith("repair: scripts/index.py --rebuild")
+    assert text.rstrip().endswith(f"repair: {command('index', '--memories', str(indexed.root), '--rebuild')}")
     index(env, indexed, "--rebuild")
     assert _verify(env, indexed)[0] == 0
 
@@ -90,7 +95,7 @@ def test_chunks_left_without_an_embedding_are_named_and_index_py_fills_them(env,
     _psql(database, f"UPDATE {tables.chunks} SET embedding = NULL WHERE id = (SELECT min(id) FROM {tables.chunks})")
     code, text = _verify(env, indexed)
     assert code == 1 and "problem: chunks still waiting for their embedding (found by keywords only): 1 chunks" in text
-    assert text.rstrip().endswith("repair: scripts/index.py")
+    assert text.rstrip().endswith(f"repair: {command('index', '--memories', str(indexed.root))}")
     index(env, indexed)
     assert _verify(env, indexed)[0] == 0
 
@@ -98,7 +103,9 @@ def test_chunks_left_without_an_embedding_are_named_and_index_py_fills_them(env,
 def test_verify_without_an_index_says_how_to_build_one(env, memories):
     memories.write("wiki/a.md", "# A\n\ntext", title="A")
     result = run_script("stats", "--verify", env=env, memories=memories)
-    assert result.returncode == 3 and "build it with `scripts/index.py`" in result.stderr
+    assert result.returncode == 3 and f"build it with `{command('index', '--memories', str(memories.root))}`" \
+        in result.stderr
+    assert command("index").startswith("/")  # a command that runs from any directory
 
 
 def test_stats_shows_whether_an_indexer_is_running_and_the_link_counts(env, indexed, database):
@@ -113,3 +120,16 @@ def test_stats_shows_whether_an_indexer_is_running_and_the_link_counts(env, inde
         assert "an indexer is running now" in text
     assert status()["building"] is False
     assert status()["links"] == {"links": 0, "resolved": 0, "unresolved": 0, "ambiguous": 0, "by_kind": {}}
+
+
+def test_verify_reads_the_directory_with_the_selection_the_index_remembers(env, memories):
+    memories.session("2026-11-02", "101500", "Release notes", "# Release\n\nThe notes go out on Friday.")
+    memories.write("wiki/left-out.md", "# Left out\n\nNot selected by the index.", title="Left out")
+    index(env, memories, "--include", "raw/**")
+    code, text = _verify(env, memories)
+    assert code == 0 and text.startswith("verified: 1 files"), text
+    memories.session("2026-11-03", "101500", "Another session", "# Another\n\nA new session, selected.")
+    code, text = _verify(env, memories)
+    assert code == 1 and "files on disk not in the index: raw/session/2026-11-03/" in text and "left-out" not in text
+    index(env, memories)  # the repair it names keeps the selection, and mends it
+    assert _verify(env, memories)[0] == 0

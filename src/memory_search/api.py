@@ -12,6 +12,7 @@ is seen). Long-running processes open each call's Memories over shared Resources
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .config import Settings
@@ -100,6 +101,12 @@ class Memories:
         relative = relative_path(Path(path).expanduser(), self.root)
         if relative is None:
             raise PathOutside(f"{path} is outside the memories directory {self.root}")
+        # A link inside the directory names the memory it leads to, indexed under that memory's own path.
+        real, real_root = Path(os.path.realpath(self.root / relative)), Path(os.path.realpath(self.root))
+        if real != self.root / relative:
+            if real != real_root and real_root not in real.parents:
+                raise PathOutside(f"{path} leads outside the memories directory {self.root}")
+            relative = real.relative_to(real_root)
         return str(self.root / relative)
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,

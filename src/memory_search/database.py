@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import DatabaseUnavailable, first_line, mask_secrets
+from .hints import command
 
 CONNECT_TIMEOUT = 5
 
@@ -106,9 +107,11 @@ def connect(settings: Settings, read_only: bool = True):
                                application_name="memory-search")
     except psycopg.OperationalError as error:
         where = describe(url)
-        hint = ("start it, or check MEMORIES_DATABASE_URL / COCOINDEX_DATABASE_URL"
-                if settings.database_url else f"run `scripts/db.py stop` and `scripts/db.py start`; its log is "
-                                              f"{EmbeddedServer(settings.data_dir).pgdata / 'log'}")
+        if settings.database_url:
+            hint = "start it, or check MEMORIES_DATABASE_URL / COCOINDEX_DATABASE_URL"
+        else:
+            hint = (f"run `{command('db', 'stop')}` and `{command('db', 'start')}`; its log is "
+                    f"{EmbeddedServer(settings.data_dir).pgdata / 'log'}")
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({first_line(error)}): {hint}") from None
 
 

@@ -15,9 +15,9 @@ from typing import Iterator
 
 from psycopg import sql
 
-from .errors import IndexMissing, MemorySearchError, UsageError, first_line
+from .errors import MemorySearchError, UsageError, first_line
 from .filters import Filters, sql_conditions
-from .schema import ManagedTables, read_meta
+from .schema import ManagedTables, no_index, read_meta
 
 FORMATS = ("jsonl", "json", "csv")
 FIELDS = ("path", "relpath", "kind", "title", "status", "tags", "project", "date", "chunk_index", "start_line",
@@ -29,7 +29,7 @@ def chunks(conn, root: Path, filters: Filters | None = None, with_vectors: bool 
     """The chunks of the managed index that pass the filters, in path and chunk order, one dict each."""
     tables = ManagedTables.of(root)
     if not read_meta(conn, tables):
-        raise IndexMissing(f"no index of {root} in this database: build it with `scripts/index.py`")
+        raise no_index(root)
     clauses, params = sql_conditions(filters or Filters())
     where = sql.SQL(" WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
     vector = sql.SQL(", c.embedding::text") if with_vectors else sql.SQL("")

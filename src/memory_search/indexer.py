@@ -14,6 +14,7 @@ from .config import Settings
 from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder
 from .errors import DatabaseUnavailable, IndexBusy, first_line
+from .hints import command
 from .memories import BadMemory, MemoryFile, Skipped, discover, read_memory, require_directory
 from .records import record_date
 from .schema import ManagedTables, check_versions, read_meta
@@ -129,7 +130,7 @@ class Indexer:
         except psycopg.OperationalError as error:
             raise DatabaseUnavailable(
                 f"lost the connection to PostgreSQL while indexing ({first_line(error)}): start it again and "
-                "rerun index.py; every file written so far is kept") from None
+                f"rerun `{command('index')}`; every file written so far is kept") from None
         finally:
             self.tables = self.live
         stats.duration_secs = round(time.monotonic() - started, 3)

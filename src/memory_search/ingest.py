@@ -49,20 +49,28 @@ class Prepared:
         return writer.FileRows(self.record, self.state, self.rows, self.links)
 
 
+def chunks_of(memory: Memory, size: int = MAX_CHARS, overlap: int = 0) -> tuple[list[Chunk], list[str | None]]:
+    """A parsed memory's chunks and what the model reads before each; a memory with no body is one chunk, its
+    title, with nothing before it. Raises BadMemory when the chunks are too many."""
+    title = memory.record.title
+    chunks = chunk_markdown(memory.body, memory.body_start_line, size, overlap)
+    if len(chunks) > MAX_CHUNKS_PER_FILE:
+        raise BadMemory(f"too many chunks ({len(chunks)} > {MAX_CHUNKS_PER_FILE}): split the file")
+    if not chunks:  # frontmatter only: its title is what there is to find
+        return [Chunk(title, 1, max(1, memory.body_start_line - 1), "")], [None]
+    return chunks, [embedding_context(title, chunk) for chunk in chunks]
+
+
 def prepare(memory: Memory, state: writer.FileState, size: int = MAX_CHARS, overlap: int = 0,
             links: bool = True) -> Prepared:
     """Chunk, tokenize and hash a parsed memory. Raises BadMemory when it holds too many chunks."""
     record = memory.record
     title = record.title
-    chunks = chunk_markdown(memory.body, memory.body_start_line, size, overlap)
-    if len(chunks) > MAX_CHUNKS_PER_FILE:
-        raise BadMemory(f"too many chunks ({len(chunks)} > {MAX_CHUNKS_PER_FILE}): split the file")
-    if chunks:
-        contexts = [embedding_context(title, chunk) for chunk in chunks]
+    chunks, contexts = chunks_of(memory, size, overlap)
+    if memory.body.strip():
         terms = [term_frequencies(title + "\n" + chunk.text) for chunk in chunks]
-    else:  # frontmatter only: its title is what there is to find
-        chunks = [Chunk(title, 1, max(1, memory.body_start_line - 1), "")]
-        contexts, terms = [None], [term_frequencies(title)]
+    else:  # the title alone
+        terms = [term_frequencies(title)]
     rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, None, dict(counts), context)
             for i, (chunk, counts, context) in enumerate(zip(chunks, terms, contexts))]
     hashes = [content_hash(join_context(context, chunk.text)) for context, chunk in zip(contexts, chunks)]

@@ -247,13 +247,12 @@ def graph(conn, root) -> dict:
     """Nodes (one per indexed memory) and edges (resolved links between two of them), with link counts."""
     from collections import Counter
 
-    from .errors import IndexMissing
     from .related import indexed_records
-    from .schema import read_meta
+    from .schema import no_index, read_meta
 
     tables = ManagedTables.of(root)
     if not read_meta(conn, tables):
-        raise IndexMissing(f"no index of {root} in this database: build it with `scripts/index.py`")
+        raise no_index(root)
     records = indexed_records(conn, tables)
     found, degree = [], Counter()
     for edge in edges(conn, tables):

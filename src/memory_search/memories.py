@@ -31,7 +31,7 @@ _FRONTMATTER = re.compile(r"\A-{3,}[ \t]*\r?\n(.*?\r?\n)?-{3,}[ \t]*(?:\r?\n|\Z)
 def require_directory(root: Path) -> Path:
     """The memories directory, or MemoriesMissing saying how to point at it."""
     if not root.is_dir():
-        raise MemoriesMissing(f"memories directory {root} not found: set MEMORIES_DIR or --memories")
+        raise MemoriesMissing(f"memories directory {root} not found: set MEMORIES_DIR to your memories folder")
     return root
 
 
@@ -166,11 +166,15 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
                 continue
             try:
                 if entry.is_symlink():
+                    # A link is not a memory of its own: one inside the directory leads to a file that is
+                    # indexed under its own path (when its path is indexed at all), so no memory is there twice.
                     target = Path(os.path.realpath(entry.path))
-                    if target != real_root and real_root not in target.parents:
-                        if entry.name.endswith(".md"):
+                    if entry.name.endswith(".md"):
+                        if target != real_root and real_root not in target.parents:
                             skipped.append(Skipped(rel, "symlink leaving the memories directory"))
-                        continue
+                        elif not os.path.exists(entry.path):
+                            skipped.append(Skipped(rel, "unreadable (dangling link)"))
+                    continue
                 if entry.is_dir():
                     if not is_excluded(rel + "/x", excludes) and not entry.is_symlink():
                         stack.append(Path(entry.path))

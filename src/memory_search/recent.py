@@ -40,7 +40,6 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
         except OSError:
             continue
     folders.sort(reverse=True)
-    real_root = None
     records: list[Record] = []
     for date, same_date in groupby(folders, key=itemgetter(0)):
         entries: list[tuple[str, str, str, str]] = []  # (HHMMSS, kind, name, folder path)
@@ -54,8 +53,7 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
         for _, record_kind, name, folder in entries:
             relpath = f"raw/{record_kind}/{date}/{name}"
             path = os.path.abspath(os.path.join(folder, name))
-            real_root = real_root or os.path.realpath(memories_root)
-            if name_problem(relpath) or not _regular_inside(path, real_root):
+            if name_problem(relpath) or not _regular(path):
                 continue
             record = read_record(path, relpath)
             if project is not None and (record.project or "") != project:
@@ -66,13 +64,9 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     return records
 
 
-def _regular_inside(path: str, real_root: str) -> bool:
-    """A regular file, or a link to one that stays inside the memories directory (as the index takes it)."""
+def _regular(path: str) -> bool:
+    """A regular file, not a link: a link is not a memory of its own, as the index takes it."""
     try:
-        status = os.lstat(path)
-        if not stat.S_ISLNK(status.st_mode):
-            return stat.S_ISREG(status.st_mode)
-        target = os.path.realpath(path)
-        return (target.startswith(real_root + os.sep) or target == real_root) and os.path.isfile(target)
+        return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False

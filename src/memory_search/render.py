@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import json
 
+from .hints import command
 from .records import text_or_none
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
+
+# C0 controls, DEL and C1 controls, shown as \xNN: a memory's text could otherwise retitle the terminal,
+# plant a hyperlink, clear the screen or start a new line that looks like another result.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7f, 0xa0))}
+
+
+def _line(text) -> str:
+    """Text from a memory (or a file name, or a query) as one printable line."""
+    return str(text).translate(_CONTROLS)
 
 
 def _json(value) -> str:
@@ -20,13 +30,13 @@ def hits_markdown(hits, explain: bool = False) -> str:
     blocks = []
     for number, hit in enumerate(hits, 1):
         lines = [
-            f"### {number}. {hit.record.title}  _(score: {hit.score:.3f})_",
-            f"- **path**: `{hit.path}`",
-            f"- **status**: {hit.record.status}  **tags**: {', '.join(hit.record.tags)}",
-            f"- **snippet**: {hit.snippet}",
+            f"### {number}. {_line(hit.record.title)}  _(score: {hit.score:.3f})_",
+            f"- **path**: `{_line(hit.path)}`",
+            f"- **status**: {_line(hit.record.status)}  **tags**: {_line(', '.join(hit.record.tags))}",
+            f"- **snippet**: {_line(hit.snippet)}",
         ]
         if hit.stale:
-            lines.append("- **note**: the file changed after it was indexed; read it, and run index.py")
+            lines.append(f"- **note**: the file changed after it was indexed; read it, and run `{command('index')}`")
         if explain:
             lines.append(f"- **explain**: {_explain(hit)}")
         blocks.append("\n".join(lines))
@@ -102,14 +112,15 @@ def records_markdown(records) -> str:
     blocks = []
     for number, record in enumerate(records, 1):
         item = record_dict(record)
-        when = item["ended_at"] or f"{item['date']} {item['time']}"
+        when = _line(item["ended_at"] or f"{item['date']} {item['time']}")
         duration = f", {item['duration_minutes']:g}分" if item["duration_minutes"] is not None else ""
-        lines = [f"### {number}. {record.title}  _(ended: {when}{duration})_", f"- **path**: `{record.path}`"]
+        lines = [f"### {number}. {_line(record.title)}  _(ended: {when}{duration})_",
+                 f"- **path**: `{_line(record.path)}`"]
         details = [f"**kind**: {record.kind}"]
         if record.project:
-            details.append(f"**project**: {record.project}")
+            details.append(f"**project**: {_line(record.project)}")
         if record.tags:
-            details.append(f"**tags**: {', '.join(record.tags)}")
+            details.append(f"**tags**: {_line(', '.join(record.tags))}")
         lines.append("- " + "  ".join(details))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -123,7 +134,7 @@ def stats_text(stats) -> str:
         f"embedded {stats.embedded} text(s), {stats.cached} from the cache",
     ]
     for failure in stats.failures[:20]:
-        lines.append(f"  skipped {failure['path']}: {failure['reason']}")
+        lines.append(f"  skipped {_line(failure['path'])}: {_line(failure['reason'])}")
     if len(stats.failures) > 20:
         lines.append(f"  ... and {len(stats.failures) - 20} more (see --json)")
     return "\n".join(lines)
@@ -151,9 +162,9 @@ def status_text(status: dict) -> str:
     pending = status["pending"]
     behind = pending["new"] + pending["changed"] + pending["deleted"]
     lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
-                 + ("; run index.py to catch up" if behind else "; up to date"))
+                 + (f"; run `{command('index')}` to catch up" if behind else "; up to date"))
     for item in status["unreadable"][:10]:
-        lines.append(f"  unreadable {item['path']}: {item['reason']}")
+        lines.append(f"  unreadable {_line(item['path'])}: {_line(item['reason'])}")
     if len(status["unreadable"]) > 10:
         lines.append(f"  ... and {len(status['unreadable']) - 10} more unreadable (see --json)")
     return "\n".join(lines)
@@ -179,25 +190,26 @@ def related_markdown(entries) -> str:
     blocks = []
     for number, entry in enumerate(entries, 1):
         record = entry.record
-        details = [f"**kind**: {record.kind}", f"**status**: {record.status}"]
+        details = [f"**kind**: {record.kind}", f"**status**: {_line(record.status)}"]
         if record.tags:
-            details.append(f"**tags**: {', '.join(record.tags)}")
-        blocks.append("\n".join([f"### {number}. {record.title}  _({', '.join(entry.reasons)})_",
-                                 f"- **path**: `{record.path}`", "- " + "  ".join(details)]))
+            details.append(f"**tags**: {_line(', '.join(record.tags))}")
+        blocks.append("\n".join([f"### {number}. {_line(record.title)}  _({', '.join(entry.reasons)})_",
+                                 f"- **path**: `{_line(record.path)}`", "- " + "  ".join(details)]))
     return "\n\n".join(blocks)
 
 
 # --- the search log ------------------------------------------------------------------------------
 
 def search_summary_text(summary: dict) -> str:
+    skipped = f"; {summary['skipped']} unreadable line(s) skipped" if summary.get("skipped") else ""
     if not summary["searches"]:
         return (f"no searches logged in {summary['log']} "
-                "(set MEMORIES_SEARCH_LOG=1 to log search.py queries)")
-    lines = [f"{summary['searches']} searches logged in {summary['log']}",
+                "(set MEMORIES_SEARCH_LOG=1 to log search.py queries)" + skipped)
+    lines = [f"{summary['searches']} searches logged in {summary['log']}{skipped}",
              f"  time p50 {summary['p50_ms']:.0f} ms, p95 {summary['p95_ms']:.0f} ms"]
     if summary["no_results"]:
         lines.append("  most frequent queries that found nothing:")
-        lines.extend(f"  {item['count']:>5}  {item['query']}" for item in summary["no_results"])
+        lines.extend(f"  {item['count']:>5}  {_line(item['query'])}" for item in summary["no_results"])
     else:
         lines.append("  every logged search found something")
     return "\n".join(lines)
@@ -213,9 +225,9 @@ def verification_text(result) -> str:
     else:
         lines = [f"NOT clean: {len(result.problems)} problem(s) ({result.seconds:.1f} s)"]
     for item in result.skipped[:10]:
-        lines.append(f"  skipped {item['path']}: {item['reason']}")
+        lines.append(f"  skipped {_line(item['path'])}: {_line(item['reason'])}")
     if len(result.skipped) > 10:
         lines.append(f"  ... and {len(result.skipped) - 10} more skipped (see --json)")
-    lines.extend(f"  problem: {problem.text()}" for problem in result.problems)
+    lines.extend(f"  problem: {_line(problem.text())}" for problem in result.problems)
     lines.extend(f"  repair: {command}" for command in result.repairs)
     return "\n".join(lines)

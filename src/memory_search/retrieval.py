@@ -6,7 +6,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .errors import MemoryNotFound, UsageError, first_line, require_text
+from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
 from .filters import Filters
 from .records import Record
 from .snippets import snippet
@@ -90,7 +90,7 @@ class Searcher:
         if request.mode not in MODES:
             raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
         if request.mode != "semantic" and not self.layout.has_keyword_leg:
-            raise UsageError(f"table {self.layout.table} has no keyword column: use --mode semantic")
+            raise ParameterError("mode", f"table {self.layout.table} has no keyword column: use {P} semantic")
         return request.mode
 
     def search(self, request: SearchRequest, embedding: Background | None = None) -> list[Hit]:

@@ -19,6 +19,7 @@ from psycopg import sql
 from .embedding import ModelSpec
 from .chunking import CHUNKER_VERSION
 from .errors import IndexMismatch, IndexMissing, UsageError
+from .hints import command
 from .tokens import TOKENIZER_VERSION
 
 SCHEMA_VERSION = "3"  # 3: the links table
@@ -134,11 +135,14 @@ def find_index(conn, memories_root: Path, table: str | None = None) -> IndexInfo
             return describe(conn, name, columns)
     if table is not None:
         raise IndexMissing(
-            f"table {table} does not exist: check MEMORIES_TABLE / --table, or build it with scripts/index.py")
-    raise IndexMissing(
-        f"no index of {memories_root} in this database: build it with `scripts/index.py` "
-        f"(or set MEMORIES_TABLE to an existing CocoIndex table)"
-    )
+            f"table {table} does not exist: check the table name (MEMORIES_TABLE), or build the index with "
+            f"`{command('index')}`")
+    raise no_index(memories_root, " (or set MEMORIES_TABLE to an existing CocoIndex table)")
+
+
+def no_index(memories_root: Path, more: str = "") -> IndexMissing:
+    return IndexMissing(f"no index of {memories_root} in this database: build it with "
+                        f"`{command('index', '--memories', str(memories_root))}`{more}")
 
 
 def describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
@@ -173,5 +177,5 @@ def check_versions(meta: dict, root: Path) -> None:
         if meta and meta.get(key) != version:
             raise IndexMismatch(
                 f"the index of {root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
-                f"this is {version}: run index.py --rebuild (cached embeddings are reused)"
+                f"this is {version}: run `{command('index', '--rebuild')}` (cached embeddings are reused)"
             )

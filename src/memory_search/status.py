@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from .errors import IndexMissing
 from .index_writer import lock_key, unreadable_files
 from .links import counts as link_counts
-from .schema import ManagedTables, read_meta
+from .schema import ManagedTables, no_index, read_meta
 
 
 def index_status(conn, settings) -> dict:
@@ -17,7 +16,7 @@ def index_status(conn, settings) -> dict:
     tables = ManagedTables.of(root)
     meta = read_meta(conn, tables)
     if not meta:
-        raise IndexMissing(f"no index of {root} in this database: build it with `scripts/index.py`")
+        raise no_index(root)
     groups = conn.execute(sql.SQL(
         "SELECT coalesce(kind, 'other'), status, count(DISTINCT filename), count(*) FROM {} "
         "GROUP BY 1, 2 ORDER BY 1, 2").format(tables.sql("chunks"))).fetchall()

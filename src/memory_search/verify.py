@@ -2,11 +2,13 @@
 
 Every check reads; nothing is repaired here. Each problem says what is wrong and which command mends it:
 `index.py` for files that changed, appeared or went away since the last run, `index.py --rebuild` for
-rows damaged from outside (the indexer trusts what it wrote and would not notice them).
+rows damaged from outside (the indexer trusts what it wrote and would not notice them). The directory is
+read with the selection (--include/--exclude) the index remembers, as index.py reads it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -14,12 +16,10 @@ from dataclasses import dataclass, field
 from psycopg import sql
 
 from .config import Settings
-from .errors import IndexMissing
+from .hints import command
 from .memories import BadMemory, discover, read_memory, require_directory
-from .schema import ManagedTables, columns_of, read_meta
+from .schema import ManagedTables, columns_of, no_index, read_meta
 
-REINDEX = "scripts/index.py"
-REBUILD = "scripts/index.py --rebuild"
 SHOWN = 5  # examples named per problem
 
 
@@ -50,7 +50,8 @@ class Verification:
     @property
     def repairs(self) -> list[str]:
         wanted = {problem.repair for problem in self.problems}
-        return [REBUILD] if REBUILD in wanted else sorted(wanted)
+        rebuilds = sorted(repair for repair in wanted if repair.endswith("--rebuild"))
+        return rebuilds or sorted(wanted)  # a rebuild also catches up with the directory
 
     def as_dict(self) -> dict:
         return {"clean": self.clean, "files": self.files, "chunks": self.chunks, "skipped": self.skipped,
@@ -65,10 +66,10 @@ def verify(conn, settings: Settings) -> Verification:
     tables = ManagedTables.of(root)
     meta = read_meta(conn, tables)
     if not meta:
-        raise IndexMissing(f"no index of {root} in this database: build it with `scripts/index.py`")
+        raise no_index(root)
     result = Verification()
-    check = _Checker(conn, tables, result)
-    check.files_on_disk(root)
+    check = _Checker(conn, tables, result, root)
+    check.files_on_disk(root, meta)
     check.chunks()
     check.postings()
     check.vectors(meta)
@@ -78,8 +79,12 @@ def verify(conn, settings: Settings) -> Verification:
 
 
 class _Checker:
-    def __init__(self, conn, tables: ManagedTables, result: Verification):
+    def __init__(self, conn, tables: ManagedTables, result: Verification, root):
         self.conn, self.tables, self.result = conn, tables, result
+        # What mends each problem: index.py catches up with the directory; a rebuild writes every row anew
+        # (index.py trusts the rows it wrote, and would not notice rows damaged from outside).
+        self.reindex = command("index", "--memories", str(root))
+        self.rebuild = command("index", "--memories", str(root), "--rebuild")
         self.t = {name: tables.sql(name) for name in ("files", "chunks", "postings", "terms", "meta")}
 
     def problem(self, what: str, repair: str, examples=(), count: int | None = None) -> None:
@@ -89,23 +94,26 @@ class _Checker:
     def rows(self, query: str, params=()) -> list[tuple]:
         return self.conn.execute(sql.SQL(query).format(**self.t), params).fetchall()
 
-    def files_on_disk(self, root) -> None:
-        """Indexed files exist with the hash they were indexed with; every eligible file is indexed or skipped."""
-        from .ingest import content_hash
+    def files_on_disk(self, root, meta: dict) -> None:
+        """Indexed files exist with the hash they were indexed with, and their chunks are what their text makes
+        of them now; every file the index's selection takes in is indexed or skipped."""
+        from .ingest import chunks_of, content_hash
 
         indexed = {row[0]: row for row in self.rows(
             "SELECT filename, relpath, content_hash, error FROM {files}")}
-        found, bad = discover(root)
+        include, exclude = (tuple(json.loads(meta.get(key, "[]"))) for key in ("include", "exclude"))
+        found, bad = discover(root, include, exclude)
         self.result.files = sum(1 for row in indexed.values() if row[3] is None)
         on_disk = {memory_file.path: memory_file for memory_file in found}
         missing = sorted(row[1] for path, row in indexed.items() if path not in on_disk)
         if missing:
-            self.problem("indexed files no longer on disk", REINDEX, missing)
+            self.problem("indexed files no longer on disk", self.reindex, missing)
         new = sorted(memory_file.relpath for path, memory_file in on_disk.items() if path not in indexed)
         if new:
-            self.problem("files on disk not in the index", REINDEX, new)
-        changed = []
-        for path, memory_file in on_disk.items():
+            self.problem("files on disk not in the index", self.reindex, new)
+        changed, altered = [], []
+        stored = self._stored_chunks()
+        for path, memory_file in sorted(on_disk.items()):  # in the order the chunks are read
             row = indexed.get(path)
             if row is None:
                 continue
@@ -113,54 +121,69 @@ class _Checker:
                 self.result.skipped.append({"path": row[1], "reason": row[3]})
                 continue
             try:
-                _, text = read_memory(memory_file)
+                memory, text = read_memory(memory_file)
             except BadMemory as reason:
                 changed.append(f"{memory_file.relpath} (now unreadable: {reason})")
                 continue
             if content_hash(text) != row[2]:
                 changed.append(memory_file.relpath)
+                continue
+            try:
+                chunks, contexts = chunks_of(memory)
+            except BadMemory:
+                chunks, contexts = [], []
+            expected = [(chunk.start_line, chunk.end_line, chunk.text, context)
+                        for chunk, context in zip(chunks, contexts)]
+            if stored.of(path) != expected:
+                altered.append(memory_file.relpath)
+        stored.close()
         if changed:
-            self.problem("files changed since they were indexed", REINDEX, sorted(changed))
+            self.problem("files changed since they were indexed", self.reindex, sorted(changed))
+        if altered:
+            self.problem("chunks whose stored text or lines differ from their unchanged file", self.rebuild, altered)
         self.result.skipped.extend({"path": item.relpath, "reason": item.reason} for item in bad)
+
+    def _stored_chunks(self) -> "_StoredChunks":
+        return _StoredChunks(self.conn, self.t["chunks"])
 
     def chunks(self) -> None:
         chunks = self.rows("SELECT count(*) FROM {chunks}")[0][0]
         self.result.chunks = chunks
         duplicates = self.rows("SELECT filename, chunk_index FROM {chunks} GROUP BY 1, 2 HAVING count(*) > 1")
         if duplicates:
-            self.problem("duplicate chunks (same file and chunk number)", REBUILD,
+            self.problem("duplicate chunks (same file and chunk number)", self.rebuild,
                          [f"{name} #{index}" for name, index in duplicates])
         orphans = self.rows("SELECT DISTINCT c.filename FROM {chunks} c LEFT JOIN {files} f USING (filename) "
                             "WHERE f.filename IS NULL")
         if orphans:
-            self.problem("chunks of files the index does not list", REBUILD, [row[0] for row in orphans])
+            self.problem("chunks of files the index does not list", self.rebuild, [row[0] for row in orphans])
         wrong = self.rows(
             "SELECT f.relpath, f.chunk_count, count(c.id), coalesce(max(c.chunk_index) + 1, 0) FROM {files} f "
             "LEFT JOIN {chunks} c USING (filename) GROUP BY f.relpath, f.chunk_count "
             "HAVING f.chunk_count <> count(c.id) OR coalesce(max(c.chunk_index) + 1, 0) <> count(c.id) "
             "ORDER BY f.relpath")
         if wrong:
-            self.problem("files whose chunks are missing or extra", REBUILD,
+            self.problem("files whose chunks are missing or extra", self.rebuild,
                          [f"{path} (expected {expected}, found {found})" for path, expected, found, _ in wrong])
 
     def postings(self) -> None:
         orphans = self.rows("SELECT count(*) FROM {postings} p LEFT JOIN {chunks} c ON c.id = p.chunk_id "
                             "WHERE c.id IS NULL")[0][0]
         if orphans:
-            self.problem("postings of chunks that no longer exist", REBUILD, [f"{orphans} rows"], orphans)
+            self.problem("postings of chunks that no longer exist", self.rebuild, [f"{orphans} rows"], orphans)
         lengths = self.rows(
             "SELECT c.filename, c.chunk_index FROM {chunks} c LEFT JOIN (SELECT chunk_id, sum(tf) AS total, "
             "min(dl) AS low, max(dl) AS high FROM {postings} GROUP BY chunk_id) p ON p.chunk_id = c.id "
             "WHERE coalesce(p.total, 0) <> c.term_count OR p.low <> c.term_count OR p.high <> c.term_count")
         if lengths:
-            self.problem("chunks whose postings do not add up to their term count", REBUILD,
+            self.problem("chunks whose postings do not add up to their term count", self.rebuild,
                          [f"{name} #{index}" for name, index in lengths])
         frequencies = self.rows(
             "SELECT coalesce(t.term, p.term), coalesce(t.df, 0), coalesce(p.n, 0) FROM {terms} t FULL JOIN "
             "(SELECT term, count(*) AS n FROM {postings} GROUP BY term) p ON p.term = t.term "
             "WHERE coalesce(t.df, 0) <> coalesce(p.n, 0) AND NOT (p.n IS NULL AND t.df <= 0)")
         if frequencies:
-            self.problem("document frequencies that differ from the postings", REBUILD,
+            self.problem("document frequencies that differ from the postings", self.rebuild,
                          [f"{term!r} (df {df}, postings {n})" for term, df, n in frequencies], len(frequencies))
 
     def vectors(self, meta: dict) -> None:
@@ -168,26 +191,56 @@ class _Checker:
         column = columns_of(self.conn, self.tables.chunks).get("embedding", "")
         if not re.fullmatch(rf"(vector|halfvec)\({dimension}\)", column):
             self.problem(f"the embedding column is {column or 'missing'}, not the model's {dimension} dimensions",
-                         REBUILD, [meta["model"]])
+                         self.rebuild, [meta["model"]])
         pending = self.rows("SELECT count(*) FROM {chunks} WHERE embedding IS NULL")[0][0]
         if pending:  # keyword-first indexing: written, not embedded yet (a run stopped before the model finished)
-            self.problem("chunks still waiting for their embedding (found by keywords only)", REINDEX,
+            self.problem("chunks still waiting for their embedding (found by keywords only)", self.reindex,
                          [f"{pending} chunks"], pending)
         invalid = self.conn.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = to_regclass(%s) AND NOT (i.indisvalid AND i.indisready)",
             (self.tables.chunks,)).fetchall()
         if invalid:
-            self.problem("invalid indexes on the chunks table (an interrupted build)", REBUILD,
+            self.problem("invalid indexes on the chunks table (an interrupted build)", self.rebuild,
                          [row[0] for row in invalid])
 
     def meta(self, meta: dict) -> None:
         recorded = meta.get("chunks")
         if recorded is not None and int(recorded) != self.result.chunks:
-            self.problem("the meta table's chunk count is wrong", REBUILD,
+            self.problem("the meta table's chunk count is wrong", self.rebuild,
                          [f"says {recorded}, the chunks table holds {self.result.chunks}"])
         terms = meta.get("total_terms")
         actual = self.rows("SELECT coalesce(sum(term_count), 0) FROM {chunks}")[0][0]
         if terms is not None and int(terms) != int(actual):
-            self.problem("the meta table's term total is wrong", REBUILD,
+            self.problem("the meta table's term total is wrong", self.rebuild,
                          [f"says {terms}, the chunks hold {actual}"])
+
+
+class _StoredChunks:
+    """Each file's chunks as (start_line, end_line, text, context), read in file name order with a server-side
+    cursor while the files are checked in the same order, so memory stays flat."""
+
+    def __init__(self, conn, chunks):
+        self.rows = self._read(conn, chunks)
+        self.pending = next(self.rows, None)
+
+    @staticmethod
+    def _read(conn, chunks):
+        with conn.transaction(), conn.cursor(name="memory_search_verify") as cursor:
+            cursor.itersize = 2000
+            cursor.execute(sql.SQL('SELECT filename, start_line, end_line, chunk_text, embed_context FROM {} '
+                                   'ORDER BY filename COLLATE "C", chunk_index').format(chunks))
+            yield from cursor
+
+    def close(self) -> None:
+        self.rows.close()  # ends the cursor's transaction
+
+    def of(self, filename: str) -> list[tuple]:
+        """The chunks of `filename`; files must be asked for in code point order."""
+        found = []
+        while self.pending is not None and self.pending[0] < filename:
+            self.pending = next(self.rows, None)
+        while self.pending is not None and self.pending[0] == filename:
+            found.append(tuple(self.pending[1:]))
+            self.pending = next(self.rows, None)
+        return found

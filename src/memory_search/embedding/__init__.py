@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..errors import IndexMismatch, UsageError
+from ..hints import command
 
 # name -> module; the first whose `configured` says so is the default, local the fallback.
 PROVIDERS = {"voyage": "memory_search.embedding.voyage", "local": "memory_search.embedding.local"}
@@ -115,8 +116,8 @@ def choose_spec(settings: Settings, recorded: ModelSpec | None = None, dimension
     spec = provider(name).spec(asked, None, same)
     if recorded is not None and spec != recorded:
         raise IndexMismatch(
-            f"the index was built with {recorded}, but {spec} was asked for: "
-            "unset MEMORIES_EMBEDDING_PROVIDER/MEMORIES_EMBEDDING_MODEL, or rebuild with index.py --rebuild"
+            f"the index was built with {recorded}, but {spec} was asked for: unset "
+            f"MEMORIES_EMBEDDING_PROVIDER/MEMORIES_EMBEDDING_MODEL, or rebuild with `{command('index', '--rebuild')}`"
         )
     if dimension is not None:
         spec = provider(name).spec(asked, dimension, same)

@@ -18,6 +18,7 @@ import click
 from .. import params
 from ..config import DATABASE_ENVIRONMENT_HELP, ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, require_text
+from ..hints import command as hint
 from .outcomes import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, exit_code
 
 EXIT_CODES_HELP = """\b
@@ -211,7 +212,7 @@ def _describe_unexpected(error: Exception) -> str:
     if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
         if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
             return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
-                    "(scripts/db.py status, or your MEMORIES_DATABASE_URL server) and try again")
+                    f"(`{hint('db', 'status')}`, or your MEMORIES_DATABASE_URL server) and try again")
         return f"PostgreSQL refused the request ({first_line(error)})"
     return f"unexpected {type(error).__name__}: {first_line(error)} (set MEMORIES_DEBUG=1 for a traceback)"
 
@@ -545,19 +546,25 @@ EXPORT_EXAMPLES = """\
 @click.option("--output", metavar="FILE", help="write here (appears only when complete) instead of stdout")
 @click.option("--with-vectors", is_flag=True, help="add each chunk's embedding as a list of floats")
 @option("scope")
-@option("include_superseded", help="also export superseded and deprecated records")
+@click.option("--active-only", is_flag=True, help="leave superseded and deprecated records out (by default "
+                                                  "every record is exported)")
 @_filter_options('frontmatter filter as JSON, as in search.py: {"field": {"$gte": 3}}')
 @memories_option
 @click.pass_obj
-def export_command(console: Console, output_format, output, with_vectors, memories, **given):
+def export_command(console: Console, output_format, output, with_vectors, active_only, memories, **given):
     """Export the indexed chunks with their metadata for other tools.
 
-    Each chunk: path, relpath, kind, title, status, tags, project, date, chunk_index,
-    start_line, end_line, tokens (its term count), content_hash (SHA-256 of the text) and
-    text; `vector` with --with-vectors. Rows stream from the database, so memory stays flat
-    however large the index. The count goes to stderr."""
+    Every indexed chunk, superseded and deprecated records included, unless a filter leaves
+    some out. Each chunk: path, relpath, kind, title, status, tags, project, date,
+    chunk_index, start_line, end_line, tokens (its term count), content_hash (SHA-256 of the
+    text) and text; `vector` with --with-vectors. In CSV a cell starting with = + - @, a tab
+    or a carriage return gets a leading ' so a spreadsheet shows it as text. Rows stream from
+    the database, so memory stays flat however large the index. --output writes a new file,
+    or replaces a regular one once complete; it never writes through a symlink, a FIFO or a
+    device. The count goes to stderr."""
     from ..export import write, write_file
 
+    given["include_superseded"] = not active_only
     values = checked(given, params.FILTER_NAMES)
     with console.open(console.settings(memories)) as library:
         chunks = library.export(params.filters(values), with_vectors)
