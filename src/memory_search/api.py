@@ -94,7 +94,7 @@ class Memories:
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""
-        from .errors import PathOutside, UsageError
+        from .errors import MemoryNotFound, PathOutside, UsageError
 
         if not str(path).strip():
             raise UsageError("the path is empty: give a memory's path")
@@ -102,7 +102,10 @@ class Memories:
         if relative is None:
             raise PathOutside(f"{path} is outside the memories directory {self.root}")
         # A link inside the directory names the memory it leads to, indexed under that memory's own path.
-        real, real_root = Path(os.path.realpath(self.root / relative)), Path(os.path.realpath(self.root))
+        try:
+            real, real_root = Path(os.path.realpath(self.root / relative)), Path(os.path.realpath(self.root))
+        except OSError:  # a link that changed while it was being followed
+            raise MemoryNotFound(f"{path} is not a file in the memories directory {self.root}") from None
         if real != self.root / relative:
             if real != real_root and real_root not in real.parents:
                 raise PathOutside(f"{path} leads outside the memories directory {self.root}")

@@ -38,8 +38,11 @@ def resolve(root: Path, path: str) -> PurePosixPath:
     relative = relative_path(given, root)
     if relative is None:
         raise PathOutside(f"{path} is outside the memories directory {root}")
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(os.path.join(root, relative))
+    try:
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(os.path.join(root, relative))
+    except OSError:  # a link that changed while it was being followed
+        raise MemoryNotFound(f"{path} is not a file in the memories directory {root}") from None
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         raise PathOutside(f"{path} leads outside the memories directory {root}")
     inside = PurePosixPath(Path(real).relative_to(real_root).as_posix())

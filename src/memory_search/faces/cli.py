@@ -185,6 +185,9 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
         code = done.exit_code
     except click.UsageError as error:
         code = _fail(console, f"{error.format_message()} (see {prog} --help)", EXIT_USAGE)
+    except ParameterError as error:
+        known = params.PARAMETERS.get(error.parameter)
+        code = _fail(console, error.spelled(known.cli) if known else str(error), EXIT_USAGE)
     except MemorySearchError as error:
         code = _fail(console, str(error), exit_code(error))
     except (KeyboardInterrupt, click.Abort):

@@ -238,31 +238,38 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
 
 # --- serving --------------------------------------------------------------------------------------
 
-def bind(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1 (port 0: a free one)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0: a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(("127.0.0.1", port))
+        sock.bind((host, port))
     except OSError as error:
         sock.close()
-        raise MemorySearchError(f"cannot listen on 127.0.0.1:{port} ({first_line(error)}): "
+        raise MemorySearchError(f"cannot listen on {host}:{port} ({first_line(error)}): "
                                 "choose another --port, or leave it out for a free one") from None
     sock.listen(128)
     return sock
 
 
 class EndpointFile:
-    """The base URL in <config>/endpoint while the server runs; removed on exit if still ours."""
+    """The base URL in <config>/endpoint while the server runs (mode 0600, in a folder of mode 0700 when it
+    makes it); removed on exit if still ours."""
 
     def __init__(self, url: str, directory: Path | None = None):
         self.url = url
         self.path = (directory or config_dir()) / "endpoint"
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = self.path.with_name(f".endpoint.{os.getpid()}")
-        temporary.write_text(self.url + "\n", encoding="utf-8")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(self.url + "\n")
         os.replace(temporary, self.path)
         return self
 
@@ -274,27 +281,38 @@ class EndpointFile:
             pass
 
 
-def serve(settings: Settings, port: int, db_flags: tuple[str, ...], say) -> None:
+def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], say, token_file: Path | None = None,
+          extra_hosts: tuple[str, ...] = ()) -> None:
     import signal
     import sys
 
     import uvicorn
 
+    from . import http_guard
+
+    if host not in LOOPBACK and token_file is None:
+        raise UsageError(f"serving on {host}, beyond loopback, needs a token: give --token-file FILE (it is "
+                         "created with a random token when missing)")
+    token = http_guard.read_token(token_file) if token_file is not None else None
     # Uvicorn re-raises the signal that stopped it; exiting through Python lets the endpoint file go.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
     databases = registered(settings, db_flags)
-    sock = bind(port)
+    sock = bind(host, port)
     resources = Resources(CONNECTIONS)
     try:
         load(settings, databases, resources, lambda message: say(f"warning: {message}"))
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        app = create_app(databases, resources, (settings.voyage_api_key, settings.database_url))
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=5)
+        bound = sock.getsockname()[1]
+        url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+        app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url)),
+                               http_guard.allowed_hosts(host, bound, extra_hosts), token)
+        protocol = type("Protocol", (http_guard.GuardedH11,), {"cap": http_guard.connection_cap()})
+        config = uvicorn.Config(app, http=protocol, lifespan="off", timeout_graceful_shutdown=5, access_log=False,
+                                log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5)
         with EndpointFile(url) as endpoint:
             say(f"serving {', '.join(db.name for db in databases if db.settings) or 'no db'} at {url} "
-                f"(written to {endpoint.path}); Ctrl-C to stop")
+                f"(written to {endpoint.path})" + ("; a bearer token is required" if token else "")
+                + "; Ctrl-C to stop")
             uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
@@ -307,7 +325,8 @@ SERVE_EXAMPLES = """\
   serve.py                                  # a free port; the URL goes to the endpoint file
   serve.py --port 8765 --db work=~/work-memories
   curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
-"""
+  serve.py --token-file ~/.config/memory-search/token   # every route but /api/health needs the token
+  serve.py --host 10.0.0.5 --port 8765 --token-file /etc/memory-search/token --allowed-host search.example.com"""
 
 SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
   XDG_CONFIG_HOME               holds memory-search/endpoint and
@@ -315,18 +334,26 @@ SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
 
 
 @command(SERVE_EXAMPLES, SERVE_ENVIRONMENT)
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="port on 127.0.0.1 (0: a free one)")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="address to listen on; beyond loopback a token is required")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="port (0: a free one)")
 @click.option("--db", "dbs", multiple=True, metavar="NAME=DIR",
               help="also serve this memories directory as db NAME (repeatable)")
+@click.option("--token-file", metavar="FILE", help="require `Authorization: Bearer TOKEN` with the token in FILE "
+                                                   "(created with a random token, mode 0600, when missing)")
+@click.option("--allowed-host", "allowed", multiple=True, metavar="NAME",
+              help="also answer requests for this host name (a reverse proxy's; repeatable)")
 @memories_option
 @click.pass_obj
-def serve_command(console: Console, port, dbs, memories):
-    """Serve the memories over a read-only HTTP API on 127.0.0.1.
+def serve_command(console: Console, host, port, dbs, token_file, allowed, memories):
+    """Serve the memories over a read-only HTTP API, on 127.0.0.1 by default.
 
     GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
     (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /graph?db= draws the
-    link graph in a browser. The default db is the memories
-    directory's index; databases.json in the configuration folder and --db add more.
-    The base URL is written to <config>/memory-search/endpoint and removed on exit."""
-    serve(console.settings(memories), port, tuple(dbs), lambda message: console.err(f"{console.prog}: {message}"))
+    link graph in a browser. The default db is the memories directory's index; databases.json
+    in the configuration folder and --db add more. The base URL is written to
+    <config>/memory-search/endpoint (mode 0600) and removed on exit. Only requests for the
+    server's own host names are answered."""
+    serve(console.settings(memories), host, port, tuple(dbs),
+          lambda message: console.err(f"{console.prog}: {message}"),
+          Path(console.absolute(token_file)) if token_file else None, tuple(allowed))

@@ -7,7 +7,10 @@ anything unexpected is -32603 (internal error) with one line. The server keeps a
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import re
 import sys
 from contextlib import asynccontextmanager
 
@@ -305,6 +308,70 @@ def _version() -> str:
         return "0"
 
 
+INVALID_REQUEST, PARSE_ERROR = -32600, -32700
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,200}")')
+
+
+def screen(line: str):
+    """None for a line the SDK can take; else (id, code, message) of the JSON-RPC error it deserves. The SDK
+    drops a message it cannot validate without a word, which leaves its client waiting for ever."""
+    try:
+        parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception:
+        problem = "the request does not fit JSON-RPC 2.0"
+    else:  # an id the SDK cannot take makes it read the request as a notification, which gets no answer
+        if isinstance(parsed, types.JSONRPCNotification) and '"id"' in line and "id" in json.loads(line):
+            return None, INVALID_REQUEST, "the id must be a string or a number"
+        return None
+    try:
+        message = json.loads(line)
+    except RecursionError:
+        message = None
+        problem = "nested too deeply"
+    except ValueError:
+        found = _ID.search(line[:4096])  # an id before the part that does not parse
+        if found is None:
+            return None if not line.strip() else (None, PARSE_ERROR, "not JSON")
+        return json.loads(found.group(1)), INVALID_REQUEST, "not valid JSON text (a lone surrogate, or cut short)"
+    if message is None:
+        found = _ID.search(line[:4096])
+        return (json.loads(found.group(1)) if found else None), INVALID_REQUEST, problem
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None if isinstance(message, dict) and "method" in message else (
+            _usable_id(message), INVALID_REQUEST, "not a JSON-RPC request")  # a notification: no reply is due
+    if _usable_id(message) is None:
+        return None, INVALID_REQUEST, "the id must be a string or a number"
+    if not isinstance(message.get("method"), str) or message.get("jsonrpc") != "2.0":
+        return message["id"], INVALID_REQUEST, "not a JSON-RPC 2.0 request"
+    if not isinstance(message.get("params", {}), dict):
+        return message["id"], types.INVALID_PARAMS, "invalid params: params must be an object"
+    return message["id"], types.INVALID_PARAMS, "invalid params: a value of the wrong type, or text that is not UTF-8"
+
+
+def _usable_id(message):
+    identifier = message.get("id") if isinstance(message, dict) else None
+    return identifier if isinstance(identifier, (str, int)) and not isinstance(identifier, bool) else None
+
+
+class _ScreenedInput:
+    """stdin's lines as the SDK reads them, less those it would drop: those get their JSON-RPC error here."""
+
+    def __init__(self, lines):
+        self.lines, self.replies = lines, None
+
+    async def __aiter__(self):
+        from mcp.shared.message import SessionMessage
+
+        async for line in self.lines:
+            problem = screen(line)
+            if problem is None:
+                yield line
+            elif self.replies is not None:
+                identifier, code, text = problem
+                await self.replies.send(SessionMessage(types.JSONRPCError(
+                    jsonrpc="2.0", id=identifier, error=types.ErrorData(code=code, message=text[:300]))))
+
+
 def serve(settings: Settings) -> None:
     """Load the model and connect once, then answer over stdin/stdout until the client hangs up."""
     resources = Resources()
@@ -316,7 +383,10 @@ def serve(settings: Settings) -> None:
     server = build_server(Tools(settings, resources))
 
     async def main():
-        async with stdio_server() as (read_stream, write_stream):
+        stdin = _ScreenedInput(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
+                                                                errors="replace")))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            stdin.replies = write_stream
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:
