@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test lint test-langbot langbot-plugin bench eval eval-notes clean browser
+.PHONY: install demo test lint test-langbot langbot-plugin bench eval eval-notes eval-time clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -85,3 +85,9 @@ eval-notes: install
 	$(BIN)/python examples/eval/package-notes/build.py $(NOTES_SRC)/src/node_modules $(NOTES_SRC)/set
 	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split ja
 	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split en
+
+# Time-bound questions over session summaries and minutes dated relative to today (tools/time_questions.py).
+TIME_SET ?= /tmp/memory-search-time-set
+eval-time: install
+	$(BIN)/python tools/time_questions.py $(TIME_SET)
+	$(BIN)/python tools/eval.py $(TIME_SET) --split test --modes keyword,semantic,hybrid,keyword:no-time,semantic:no-time,hybrid:no-time

@@ -133,7 +133,7 @@ def test_recent_lists_every_readable_record_and_never_hangs(env, memories):
 BAD_ARGUMENTS = [
     ["search", ""], ["search", "   "], ["search", "x", "--top", "0"], ["search", "x", "--top", "101"],
     ["search", "x", "--top", "ten"], ["search", "x", "--scope", "everything"], ["search", "x", "--mode", "fuzzy"],
-    ["search", "x", "--format", "xml"], ["search", "x", "--since", "yesterday"],
+    ["search", "x", "--format", "xml"], ["search", "x", "--since", "the 32nd"],
     ["search", "x", "--until", "2026-02-30"],
     ["search", "x", "--where", "{"], ["search", "x", "--where", "[]"], ["search", "x", "--where", "{}"],
     ["search", "x", "--where", '{"a": {}}'], ["search", "x", "--where", '{"$or": [{"a": 1}]}'],

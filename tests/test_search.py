@@ -192,7 +192,7 @@ def test_min_score_drops_weak_hits(env, sample):
     (["x", "--format", "xml"], "--format"),
     (["x", "--where", "{bad json"], "--where"),
     (["x", "--where", '{"a": {"$regex": "b"}}'], "$regex"),
-    (["x", "--since", "yesterday"], "--since"),
+    (["x", "--since", "the 32nd"], "--since"),
 ])
 def test_bad_input_is_one_line_and_exit_two(env, sample, args, message):
     result = run_script("search", *args, env=env, memories=sample)

@@ -22,6 +22,7 @@ EVAL_EXAMPLES = """\
   eval.py ../shared/eval/jsquad-dev --split dev --limit-queries 500
   eval.py ../shared/eval/scifact-train --split train --json
   eval.py DATASET --split test --modes semantic,hybrid,hybrid:rrf-equal,hybrid:weighted
+  time_questions.py /tmp/time-set && eval.py /tmp/time-set --split test --modes hybrid,hybrid:no-time
   eval.py DATASET --split test --compare hybrid:rrf-equal,hybrid
   eval.py DATASET --split test --save before.json     # then, after a tokenizer change:
   eval.py DATASET --split test --against before.json"""
@@ -32,8 +33,9 @@ EVAL_EXAMPLES = """\
 @click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
 @click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, each optionally "
                                              "with :OPTION[+OPTION...], OPTION a fusion (rrf, rrf-equal, convex, "
-                                             "convex-equal, weighted, weighted-equal) (default: keyword,semantic,"
-                                             "hybrid, and rerank with a Voyage key)")
+                                             "convex-equal, weighted, weighted-equal) or no-time (time words are "
+                                             "not read) (default: keyword,semantic,hybrid, and rerank with a "
+                                             "Voyage key)")
 @click.option("--compare", metavar="A,B", help="also run modes A and B and count the queries B wins and loses "
                                                "against A (nDCG@10)")
 @click.option("--save", "save_path", type=click.Path(dir_okay=False), help="write the report with every query's "
@@ -45,9 +47,11 @@ EVAL_EXAMPLES = """\
 def eval_command(dataset, split, modes, compare, save_path, against_path, limit_queries, as_json):
     """Measure retrieval quality on a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels/).
 
-    Writes the documents as a memories directory in a temporary folder, indexes it with the
-    real indexer (the embedding cache makes re-runs cheap), runs every query through the same
-    search code as search.py, and prints nDCG@10, Recall@10, Recall@100, MRR@10 and the median
+    Writes the documents as a memories directory in a temporary folder (each at its
+    metadata.path with its metadata.frontmatter when the set gives them, else under wiki/),
+    indexes it with the real indexer (the embedding cache makes re-runs cheap), runs every
+    query through the same search code as search.py, time words included (a query's
+    metadata.today is the date they count from), and prints nDCG@10, Recall@10, Recall@100, MRR@10 and the median
     query time per mode; with --compare or --against, each configuration's gain over the other
     with its per-query wins, losses and ties. The @10 figures and the time are those of a search
     for ten results, as search.py makes by default; Recall@100, of a search for 100."""

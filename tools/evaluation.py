@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import math
 import random
@@ -25,6 +26,10 @@ class Dataset:
     corpus: dict[str, tuple[str, str]]  # id -> (title, text)
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
+    # Optional, for memories-shaped sets: where a document lives (metadata.path, e.g. raw/session/<date>/...) and
+    # its frontmatter (metadata.frontmatter); the date a query is asked on (metadata.today).
+    places: dict[str, tuple[str, dict]] = field(default_factory=dict)  # doc id -> (relpath, frontmatter)
+    today: dict[str, dt.date] = field(default_factory=dict)  # query id -> its "today"
 
 
 def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED) -> Dataset:
@@ -36,9 +41,14 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     for path in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
         if not path.is_file():
             raise UsageError(f"{path} not found: DATASET_DIR needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
-    corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "")
-              for doc in jsonl(folder / "corpus.jsonl")}
-    queries = {str(query["_id"]): query["text"] for query in jsonl(folder / "queries.jsonl")}
+    documents = jsonl(folder / "corpus.jsonl")
+    corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "") for doc in documents}
+    places = {str(doc["_id"]): (str(doc["metadata"]["path"]), dict(doc["metadata"].get("frontmatter") or {}))
+              for doc in documents if isinstance(doc.get("metadata"), dict) and doc["metadata"].get("path")}
+    asked = jsonl(folder / "queries.jsonl")
+    queries = {str(query["_id"]): query["text"] for query in asked}
+    today = {str(query["_id"]): dt.date.fromisoformat(query["metadata"]["today"]) for query in asked
+             if isinstance(query.get("metadata"), dict) and query["metadata"].get("today")}
     qrels: dict[str, dict[str, int]] = {}
     with open(qrels_path, encoding="utf-8") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
@@ -48,19 +58,27 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     if limit_queries and limit_queries < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, limit_queries))
     return Dataset(folder.name, corpus, {query_id: queries[query_id] for query_id in chosen},
-                   {query_id: qrels[query_id] for query_id in chosen})
+                   {query_id: qrels[query_id] for query_id in chosen}, places, today)
 
 
 def write_memories(dataset: Dataset, root: Path) -> dict[str, str]:
-    """Each document as wiki/<id>.md with its title in the frontmatter; returns path -> doc id."""
+    """Each document as a memory: at its metadata.path with its frontmatter when the set gives them, else as
+    wiki/<id>.md with its title in the frontmatter; returns path -> doc id."""
     import yaml
 
     paths = {}
     for number, (doc_id, (title, text)) in enumerate(dataset.corpus.items()):
-        name = re.sub(r"[^A-Za-z0-9_-]+", "_", doc_id)[:80] + f"-{number}.md"
-        path = root / "wiki" / name[:2] / name
+        if doc_id in dataset.places:
+            relpath, frontmatter = dataset.places[doc_id]
+            path = root / relpath
+            if title:
+                frontmatter = {"title": title, **frontmatter}
+        else:
+            name = re.sub(r"[^A-Za-z0-9_-]+", "_", doc_id)[:80] + f"-{number}.md"
+            path = root / "wiki" / name[:2] / name
+            frontmatter = {"title": title} if title else {"doc_id": doc_id}
         path.parent.mkdir(parents=True, exist_ok=True)
-        head = yaml.safe_dump({"title": title} if title else {"doc_id": doc_id}, allow_unicode=True)
+        head = yaml.safe_dump(frontmatter, allow_unicode=True)
         path.write_text(f"---\n{head}---\n{text}\n", encoding="utf-8")
         paths[str(path)] = doc_id
     return paths
@@ -149,8 +167,11 @@ def parse_mode(mode: str) -> dict:
     for option in filter(None, options.split("+")):
         if option in FUSIONS:
             request["fusion"] = option
+        elif option == "no-time":
+            request["time"] = False
         else:
-            raise UsageError(f"unknown option {option!r} in mode {mode!r}: use one of {', '.join(FUSIONS)}")
+            raise UsageError(f"unknown option {option!r} in mode {mode!r}: use no-time or one of "
+                             f"{', '.join(FUSIONS)}")
     return request
 
 
@@ -192,7 +213,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     from memory_search.index_writer import drop_schema
     from memory_search.indexer import Indexer
     from memory_search.layouts import layout_for
-    from memory_search.retrieval import SearchRequest, Searcher
+    from memory_search.retrieval import SearchRequest, Searcher, search_in_time
     from memory_search.schema import ManagedTables, find_index
 
     dataset = load_dataset(folder, split, limit_queries)
@@ -214,12 +235,13 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                 request = parse_mode(mode) | {"filters": Filters()}
                 runs, deep_runs, timings = {}, {}, []
                 for query_id, text in dataset.queries.items():
+                    asked = request | {"today": dataset.today.get(query_id)}
                     began = time.perf_counter()
-                    hits = searcher.search(SearchRequest(query=text, **(request | {"top": 10})))
+                    hits = search_in_time(SearchRequest(query=text, **(asked | {"top": 10})), searcher.search)
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
                     # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
-                    deep = searcher.search(SearchRequest(query=text, **(request | {"rerank": False})))
+                    deep = search_in_time(SearchRequest(query=text, **(asked | {"rerank": False})), searcher.search)
                     deep_runs[query_id] = [paths[hit.path] for hit in deep]
                 report.results[mode] = score_run(runs, deep_runs, dataset)
                 report.per_query[mode] = per_query_ndcg(runs, dataset)

@@ -47,15 +47,27 @@ class Memories:
     # --- searching -----------------------------------------------------------------------------
 
     def search(self, query: str, *, top: int = 10, filters: Filters | None = None, mode: str | None = None,
-               dedupe: bool = True, min_score: float | None = None, rerank: bool | None = None) -> list:
-        """The best chunk of each matching record, best first (list of retrieval.Hit)."""
+               dedupe: bool = True, min_score: float | None = None, rerank: bool | None = None, time: bool = True,
+               today=None) -> list:
+        """The best chunk of each matching record, best first (retrieval.Hits, a list of retrieval.Hit).
+
+        time: read time words in the query as a date window (see run); today: the date they count from."""
         from .retrieval import SearchRequest
 
         return self.run(SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), dedupe=dedupe,
-                                      min_score=min_score, rerank=self._rerank(rerank)))
+                                      min_score=min_score, rerank=self._rerank(rerank), time=time, today=today))
 
-    def run(self, request) -> list:
-        """Run a retrieval.SearchRequest."""
+    def run(self, request):
+        """Run a retrieval.SearchRequest: its hits (retrieval.Hits), best first.
+
+        Time words in the query ("先週", "yesterday") restrict it to their dates, undated records left out;
+        when nothing dated there matches, the hits are those of the query as it was, from any date, and
+        `hits.window.inside` is False."""
+        from .retrieval import search_in_time
+
+        return search_in_time(request, self._run)
+
+    def _run(self, request) -> list:
         early = self._embed_early(request)
         searcher = self._searcher(request.mode, request.rerank)
         if early is not None and early[0] is not searcher.embedder:
@@ -113,11 +125,12 @@ class Memories:
         return str(self.root / relative)
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
-               days: int | None = None) -> list:
-        """The newest records by date folder and file name (list of records.Record); no database."""
+               days: int | None = None, since=None, until=None) -> list:
+        """The newest records by date folder and file name (list of records.Record); no database.
+        since/until: dates, both inclusive."""
         from .recent import list_recent
 
-        return list_recent(self.root, kind=kind, top=top, project=project, days=days)
+        return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=since, until=until)
 
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of

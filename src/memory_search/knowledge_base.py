@@ -25,7 +25,7 @@ from .layouts import ManagedLayout
 from .memories import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
 from .records import make_record
 from .resources import Resources
-from .retrieval import Hit, SearchRequest, Searcher
+from .retrieval import Hit, SearchRequest, Searcher, search_in_time
 
 DEFAULT_CHUNK_SIZE = 500  # characters, as LangBot's knowledge engines default to
 DEFAULT_CHUNK_OVERLAP = 50
@@ -170,18 +170,20 @@ class KnowledgeBase:
 
     def search(self, query: str, top: int = 5, mode: str | None = None, where: dict | None = None,
                min_score: float | None = None, include_superseded: bool = False,
-               one_per_document: bool = True) -> list[Hit]:
+               one_per_document: bool = True, time: bool = False) -> list[Hit]:
         """Hybrid (or semantic, or keyword) search, the `where` conditions applied in SQL. Each hit's
-        record.path is its document's id, record.relpath the document's file name."""
+        record.path is its document's id, record.relpath the document's file name. time: read time words in
+        the query as a window on the documents' frontmatter dates (off: documents are rarely dated)."""
         filters = Filters(include_superseded=include_superseded,
                           where=where_conditions(where, "filters") if where else ())
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
-                                min_score=min_score)
+                                min_score=min_score, time=time)
         with self.resources.connections.connection(self.settings) as conn:
             self._require(conn)
             info = schema.find_index(conn, Path("/"), self.tables.prefix)
             embedder = self._embedder(self._spec(info.spec)) if (mode or "hybrid") != "keyword" else None
-            return Searcher(conn, KnowledgeBaseLayout(info, Path("/")), embedder).search(request)
+            searcher = Searcher(conn, KnowledgeBaseLayout(info, Path("/")), embedder)
+            return search_in_time(request, searcher.search)
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -76,7 +76,9 @@ class Parameter:
                 try:
                     return dt.date.fromisoformat(raw)
                 except ValueError:
-                    pass
+                    day = _day_named(raw, last=self.name == "until")
+                    if day is not None:
+                        return day
             raise ParameterError(self.name, f"{P} {raw!r} is not a date: use YYYY-MM-DD")
         if kind == "where":
             if isinstance(raw, dict):
@@ -142,6 +144,16 @@ class Parameter:
         return schema
 
 
+def _day_named(text: str, last: bool) -> dt.date | None:
+    """The first (or, for an upper bound, the last) day of what time words alone name: 先週, last monday."""
+    from .timewords import find_time
+
+    found = find_time(text, dt.date.today())
+    if found is None or found.text.strip():
+        return None  # no time words, or more than time words
+    return found.until if last else found.since
+
+
 def _text(name: str, value: str) -> str:
     try:
         return require_text(value, P)
@@ -166,16 +178,22 @@ PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
               "Only records whose frontmatter `project` equals this."),
     Parameter("tags", "texts", "only records with this tag (repeatable: all must match)",
               "Only records carrying every one of these frontmatter tags.", flag="--tag", default=()),
-    Parameter("since", "date", "only records dated on or after YYYY-MM-DD",
-              "Only records dated on or after YYYY-MM-DD (date folder, else frontmatter date)."),
-    Parameter("until", "date", "only records dated on or before YYYY-MM-DD",
-              "Only records dated on or before YYYY-MM-DD."),
+    Parameter("since", "date", "only records dated on or after YYYY-MM-DD (or 先週, last monday...)",
+              "Only records dated on or after YYYY-MM-DD (date folder, else frontmatter date), or the first day "
+              "of what time words name (先週, 3日前, last monday)."),
+    Parameter("until", "date", "only records dated on or before YYYY-MM-DD (or 先週, yesterday...)",
+              "Only records dated on or before YYYY-MM-DD, or the last day of what time words name."),
     Parameter("where", "where", 'frontmatter filter as JSON, Chroma style: {"field": {"$gte": 3}}',
               'Frontmatter filter, Chroma style: {"field": value} or {"field": {"$gte": 30}}; operators $eq $ne '
               "$gt $gte $lt $lte $in $nin; a list field matches when any element does. An object or its JSON text."),
     Parameter("mode", "choice", "retrieval legs (default: hybrid; semantic on a bare CocoIndex table)",
               "Retrieval legs: hybrid (default), semantic (meaning only) or keyword (exact words, identifiers, "
               "error codes).", choices=MODES),
+    Parameter("time", "boolean", "read time words in the query (先週, yesterday, 11月20日) as a date window",
+              "Read time words in the query (先週, 昨日, 3日前, yesterday, last week, Nov 20) as a date window on "
+              "the records' dates, and search the rest of the query within it (default true; explicit since/until "
+              "win). Undated records fall outside any window; when nothing inside matches, the matches from any "
+              "date are returned, each with window.inside false.", default=True),
     Parameter("min_score", "number", "drop hits scoring below this",
               "Drop hits scoring below this; the scale depends on the mode (hybrid 0..1, semantic cosine, "
               "keyword BM25)."),

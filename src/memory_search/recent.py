@@ -17,17 +17,20 @@ RECENT_KINDS = RAW_KINDS + ("all",)
 
 
 def list_recent(memories_root: Path, kind: str = "session", top: int = 10, project: str | None = None,
-                days: int | None = None, today: dt.date | None = None) -> list[Record]:
-    """Newest first: (date folder, HHMMSS) descending, optionally within `days` days and one project."""
+                days: int | None = None, today: dt.date | None = None, since: dt.date | None = None,
+                until: dt.date | None = None) -> list[Record]:
+    """Newest first: (date folder, HHMMSS) descending, optionally within `days` days (or since/until, both
+    inclusive) and one project."""
     if kind not in RECENT_KINDS:
         raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(RECENT_KINDS)}")
     require_directory(memories_root)
-    oldest = None
+    oldest = since.isoformat() if since else None
     if days is not None:
         try:
-            oldest = ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
+            oldest = max(oldest or "", ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat())
         except OverflowError:  # further back than dates go: no limit
-            oldest = None
+            pass
+    newest = until.isoformat() if until else None
     # Newest date first, and within a date newest file first: only the folders and files up to
     # the last record printed are listed, checked and read, however large the directory.
     folders: list[tuple[str, str, str]] = []  # (date, kind, folder path)
@@ -36,7 +39,7 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
             with os.scandir(memories_root / "raw" / record_kind) as scan:
                 folders += [(entry.name, record_kind, entry.path) for entry in scan
                             if DATE_FOLDER.match(entry.name) and not (oldest and entry.name < oldest)
-                            and entry.is_dir()]
+                            and not (newest and entry.name > newest) and entry.is_dir()]
         except OSError:
             continue
     folders.sort(reverse=True)

@@ -38,22 +38,30 @@ def hits_markdown(hits, explain: bool = False) -> str:
         if hit.stale:
             lines.append(f"- **note**: the file changed after it was indexed; read it, and run `{command('index')}`")
         if explain:
-            lines.append(f"- **explain**: {_explain(hit)}")
+            lines.append(f"- **explain**: {_explain(hit, getattr(hits, 'window', None))}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
-def _explain(hit) -> str:
+def _explain(hit, window=None) -> str:
     parts = []
     for leg in ("semantic", "keyword", "rerank"):
         detail = hit.legs.get(leg)
         parts.append(f"{leg} #{detail.get('rank', '-')} ({detail['score']:.4f})" if detail else f"{leg} -")
     lines = f"lines {hit.start_line}-{hit.end_line}" if hit.start_line else "lines -"
-    return ", ".join(parts) + f"; {lines}"
+    return ", ".join(parts) + f"; {lines}" + (f"; {window_text(window)}" if window else "")
 
 
-def hit_dict(hit, explain: bool = False) -> dict:
-    """The seed's keys (score, path, snippet, frontmatter) first, then what this project adds."""
+def window_text(window) -> str:
+    """`window 2026-11-23..2026-11-29 (先週)`, and whether anything inside it matched."""
+    span = f"{window.since.isoformat() if window.since else '…'}..{window.until.isoformat() if window.until else '…'}"
+    words = _line(", ".join(window.words))
+    return f"window {span} ({words})" + ("" if window.inside else ", nothing inside matched: from any date")
+
+
+def hit_dict(hit, explain: bool = False, window=None) -> dict:
+    """The seed's keys (score, path, snippet, frontmatter) first, then what this project adds; `window`, the
+    date window the query's time words named (retrieval.Window), or null."""
     record = hit.record
     item = {
         "score": hit.score,
@@ -67,6 +75,7 @@ def hit_dict(hit, explain: bool = False) -> dict:
         "start_line": hit.start_line,
         "end_line": hit.end_line,
         "stale": hit.stale,
+        "window": window.as_dict() if window else None,
     }
     if explain:
         item["explain"] = hit.legs
@@ -74,7 +83,8 @@ def hit_dict(hit, explain: bool = False) -> dict:
 
 
 def hits_json(hits, explain: bool = False) -> str:
-    return _json([hit_dict(hit, explain) for hit in hits])
+    window = getattr(hits, "window", None)
+    return _json([hit_dict(hit, explain, window) for hit in hits])
 
 
 def record_dict(record) -> dict:

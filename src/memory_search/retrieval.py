@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
 from .filters import Filters
@@ -33,6 +34,59 @@ class SearchRequest:
     rerank: bool = False
     fusion: str = "rrf"
     snippets: bool = True  # eval needs only the ranking
+    time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
+    today: dt.date | None = None  # what time words count from; None: the local date
+
+
+@dataclass(frozen=True)
+class Window:
+    """The date window a query's time words named."""
+
+    since: dt.date | None
+    until: dt.date | None
+    words: tuple[str, ...]  # as written in the query
+    inside: bool = True  # False: nothing dated inside matched, and the hits come from any date
+
+    def as_dict(self) -> dict:
+        return {"since": self.since.isoformat() if self.since else None,
+                "until": self.until.isoformat() if self.until else None,
+                "words": list(self.words), "inside": self.inside}
+
+
+class Hits(list):
+    """A search's hits, best first, with the time window read from its query (None when it named none)."""
+
+    window: Window | None = None
+
+
+def search_in_time(request: SearchRequest, run) -> Hits:
+    """`run(request)`'s hits, the request first restricted to the dates its time words name (undated records
+    left out); when nothing dated there matches, the hits of the request as it was, from any date, with
+    `hits.window.inside` False."""
+    timed = windowed(request)
+    hits = Hits(run(timed[0] if timed else request))
+    if timed:
+        hits.window = timed[1]
+        if not hits:
+            hits = Hits(run(replace(request, time=False)))
+            hits.window = replace(timed[1], inside=False)
+    return hits
+
+
+def windowed(request: SearchRequest) -> tuple[SearchRequest, Window] | None:
+    """The request restricted to the dates its time words name, with the words taken out of the text the legs
+    search; None when it names no date, reads none (time off), or gives its own dates (they win)."""
+    if not request.time or request.filters.since or request.filters.until:
+        return None
+    from .timewords import find_time
+
+    found = find_time(request.query, request.today or dt.date.today())
+    if found is None:
+        return None
+    filters = replace(request.filters, since=found.since, until=found.until)
+    # Only time words ("昨日", "last week"): the words stay, as the text the legs search.
+    return replace(request, query=found.text or request.query, filters=filters), Window(found.since, found.until,
+                                                                                        found.phrases)
 
 
 @dataclass

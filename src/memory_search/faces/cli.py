@@ -144,6 +144,9 @@ def option(name: str, **overrides):
             settings.update(default=parameter.default, show_default=True)
     elif parameter.kind == "number":
         settings["type"] = float
+    elif parameter.kind == "boolean" and parameter.default:
+        settings.update(default=True)
+        return click.option(f"{parameter.cli}/--no-{parameter.cli[2:]}", name, **{**settings, **overrides})
     elif parameter.kind == "boolean":
         settings["is_flag"] = True
     elif parameter.kind == "texts":
@@ -273,6 +276,7 @@ WHERE_OPERATORS = params.PARAMETERS["where"].help + "; operators $eq $ne $gt $gt
 @click.option("--no-dedupe", is_flag=True, help="return every matching chunk, not one best chunk per file")
 @option("mode")
 @_filter_options(WHERE_OPERATORS)
+@option("time")
 @option("min_score")
 @click.option("--explain", is_flag=True, help="show each leg's rank and score for every hit")
 @click.option("--rerank/--no-rerank", default=None,
@@ -286,19 +290,21 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
-    from ..render import hits_json, hits_markdown
+    from ..render import hits_json, hits_markdown, window_text
     from ..retrieval import SearchRequest
 
     if not require_text(query, "the query").strip():
         raise UsageError("the query is empty: give a few words to search for")
-    values = checked(given, ("top", "mode", "min_score", *params.FILTER_NAMES))
+    values = checked(given, ("top", "mode", "min_score", "time", *params.FILTER_NAMES))
     settings = console.settings(memories, table, daemon=False if no_daemon else None)
     request = SearchRequest(query=query, top=values["top"], mode=values["mode"], filters=params.filters(values),
-                            dedupe=not no_dedupe, min_score=values["min_score"],
+                            dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
                             rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
     started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
         hits = memories_.run(request)
+    if hits.window is not None:
+        console.err(f"{console.prog}: note: {window_text(hits.window)} (--no-time searches every date)")
     if settings.search_log is not None:
         _log_search(console, settings, request, len(hits), (time.perf_counter() - started) * 1000)
     console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
@@ -352,6 +358,8 @@ def similar_command(console: Console, path, output, explain, table, memories, **
 RECENT_EXAMPLES = """\
   recent.py --kind session --top 5
   recent.py --kind session --project agents --days 7
+  recent.py --kind all --since 先週
+  recent.py --since "last monday" --until yesterday
   recent.py --kind web --top 10 --format json
   recent.py --kind all --format paths"""
 
@@ -361,6 +369,8 @@ RECENT_EXAMPLES = """\
 @option("top", help="how many records, 1..100")
 @option("project")
 @option("days")
+@option("since", help="only date folders on or after YYYY-MM-DD, or the start of 先週, last monday...")
+@option("until", help="only date folders on or before YYYY-MM-DD, or the end of 先週, yesterday...")
 @click.option("--format", "output", type=click.Choice(["markdown", "json", "paths"]), default="markdown",
               show_default=True)
 @memories_option
@@ -371,9 +381,8 @@ def recent_command(console: Console, output, memories, **given):
     Reads the files only: no database and no model."""
     from ..render import records_json, records_markdown, records_paths
 
-    values = checked(given, ("kind", "top", "project", "days"))
-    records = console.open(console.settings(memories)).recent(kind=values["kind"], top=values["top"],
-                                                              project=values["project"], days=values["days"])
+    values = checked(given, ("kind", "top", "project", "days", "since", "until"))
+    records = console.open(console.settings(memories)).recent(**values)
     if output == "json":
         console.out(records_json(records))
     elif output == "paths":

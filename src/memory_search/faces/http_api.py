@@ -180,12 +180,15 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                     raise UsageError(f"target must be keyword or semantic (got {target!r})")
                 limit = parse_limit(query_params.get("limit"))
                 filters = params.filters(query_values(request, SEARCH_EXTENSIONS))
+                # An extension: off unless asked for, so the seed's routes answer as they always did.
+                read_time = "time" in query_params and query_values(request, {"time": "time"})["time"]
                 branches = [target] if target else list(TARGETS)
                 results: dict[str, list] = {}
 
                 def search(branch: str):
                     with resources.open(database.settings) as memories:
-                        return memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters)
+                        return memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters,
+                                               time=read_time)
 
                 async def run(branch: str):
                     results[branch] = group_by_source(await anyio.to_thread.run_sync(search, branch))

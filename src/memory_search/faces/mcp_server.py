@@ -47,9 +47,11 @@ TOOLS: dict[str, dict] = {
             "what was decided, done or saved before, or when an answer may depend on earlier work. Returns a JSON "
             "list, best first, one entry per file: score, path, snippet (at most 200 characters: a lead, not a "
             "quotation - call read_memory with path, start_line and end_line before quoting), frontmatter, title, "
-            "status, kind, date, start_line, end_line, stale. [] means nothing matched. Superseded and deprecated "
-            "records are left out unless include_superseded is true."),
-        "properties": _properties("query", "top", *params.FILTER_NAMES, "mode", "min_score"),
+            "status, kind, date, start_line, end_line, stale, window. [] means nothing matched. Superseded and "
+            "deprecated records are left out unless include_superseded is true. Time words in the query (先週, 昨日, "
+            "3日前, yesterday, last week, Nov 20) limit the results to records dated then and are shown in each "
+            "hit's window; ask with them rather than with since/until when the user speaks of time."),
+        "properties": _properties("query", "top", *params.FILTER_NAMES, "time", "mode", "min_score"),
         "required": ["query"],
     },
     "recent": {
@@ -58,7 +60,7 @@ TOOLS: dict[str, dict] = {
             "first, from the files themselves (no search). Use it for 'what did I do today', 'latest minutes', "
             "'recently archived pages'. Returns a JSON list of {date, time, ended_at, started_at, title, project, "
             "duration_minutes, tags, status, path, kind}; [] when nothing matched. Wiki pages are not listed."),
-        "properties": _properties("kind", "top", "project", "days", top="How many (default 10)."),
+        "properties": _properties("kind", "top", "project", "days", "since", "until", top="How many (default 10)."),
         "required": [],
     },
     "similar": {
@@ -176,11 +178,11 @@ class Tools:
         return self.resources.open(self.settings)
 
     def search(self, query, **given):
-        values = params.check(given, ("top", *params.FILTER_NAMES, "mode", "min_score"))
+        values = params.check(given, ("top", *params.FILTER_NAMES, "time", "mode", "min_score"))
         with self._open() as memories:
             hits = memories.search(query, top=values["top"], filters=params.filters(values), mode=values["mode"],
-                                   min_score=values["min_score"])
-        return [hit_dict(hit) for hit in hits]
+                                   min_score=values["min_score"], time=values["time"])
+        return [hit_dict(hit, window=hits.window) for hit in hits]
 
     def similar(self, path, **given):
         values = params.check(given, ("top", *params.FILTER_NAMES, "min_score"))
@@ -190,7 +192,7 @@ class Tools:
         return [hit_dict(hit) for hit in hits]
 
     def recent(self, **given):
-        values = params.check(given, ("kind", "top", "project", "days"))
+        values = params.check(given, ("kind", "top", "project", "days", "since", "until"))
         with self._open() as memories:
             return [record_dict(record) for record in memories.recent(**values)]
 

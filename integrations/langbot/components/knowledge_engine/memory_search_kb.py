@@ -98,7 +98,8 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
         hits = await self._call(
             knowledge_base.search, context.query, top=top_k, mode=mode, where=context.filters or {},
             min_score=threshold or None, include_superseded=bool(options.get("include_superseded", False)),
-            one_per_document=bool(options.get("one_chunk_per_document", True)), error=RetrievalError)
+            one_per_document=bool(options.get("one_chunk_per_document", True)),
+            time=bool(options.get("time_words", False)), error=RetrievalError)
         results = [_entry(hit, mode) for hit in hits]
         return RetrievalResponse(results=results, total_found=len(results),
                                  metadata={"mode": mode, "score_threshold": threshold})
