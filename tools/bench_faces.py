@@ -5,7 +5,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.join(ROOT, "src"))
-from memory_search.faces.launch import ensure  # noqa: E402
+from memory_search.faces.environment import ensure  # noqa: E402
 
 ensure("mcp", "starlette")
 

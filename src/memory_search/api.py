@@ -101,7 +101,7 @@ class Memories:
         """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names."""
         from .reading import read
 
-        require_directory(self.root)
+        require_directory(self.root, self.settings.missing_memories())
         return read(self.root, str(path), start_line, end_line)
 
     def filename(self, path: str) -> str:
@@ -130,14 +130,15 @@ class Memories:
         since/until: dates, both inclusive."""
         from .recent import list_recent
 
-        return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=since, until=until)
+        return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=since, until=until,
+                           missing=self.settings.missing_memories())
 
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of
         them by default, superseded records included."""
         from .export import chunks
 
-        require_directory(self.root)
+        require_directory(self.root, self.settings.missing_memories())
         return chunks(self.connection, self.root, filters or Filters(include_superseded=True), with_vectors)
 
     # --- the index -----------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class Memories:
         """What the index holds and how far it is behind the directory: what stats.py prints."""
         from .status import index_status
 
-        require_directory(self.root)
+        require_directory(self.root, self.settings.missing_memories())
         return index_status(self.connection, self.settings)
 
     def verify(self):
@@ -154,8 +155,22 @@ class Memories:
         (verify.Verification); changes nothing."""
         from .verify import verify
 
-        require_directory(self.root)
+        require_directory(self.root, self.settings.missing_memories())
         return verify(self.connection, self.settings)
+
+    def behind(self) -> bool:
+        """Whether the index lacks or holds an older version of one of the newest dated records (a cheap look at
+        the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
+        from .layouts import layout_for
+        from .recent import newest_files
+        from .schema import find_index
+
+        newest = newest_files(self.root)
+        if not newest:
+            return False
+        info = find_index(self.connection, self.root, self.settings.table)
+        indexed = layout_for(info, self.root).indexed_state(self.connection, list(newest))
+        return indexed is not None and any(indexed.get(path) != state for path, state in newest.items())
 
     def plan(self, include=None, exclude=None):
         """How the directory differs from the index (indexer.Plan), changing nothing."""
@@ -187,7 +202,7 @@ class Memories:
         """A read-only connection, opened (or taken from the shared pool) on first use and again when it broke."""
         from .database import connect
 
-        require_directory(self.root)
+        require_directory(self.root, self.settings.missing_memories())
         if self._connection is not None and (self._connection.closed or self._connection.broken):
             self.close()
         if self._connection is None:

@@ -55,6 +55,9 @@ class Settings:
     daemon: bool = True
     search_log: Path | None = None  # where search.py appends its queries; None: not logged
     state_dir: Path | None = None  # $XDG_STATE_HOME/memory-search
+    memories_dir_given: bool = True  # False: MEMORIES_DIR unset or empty, the default is in use
+    setup_hint: str | None = None  # how to set the memories folder where these settings come from (a plugin's)
+    auto_index: bool = False  # searches start index.py in the background when the index is missing or behind
 
     @classmethod
     def from_env(cls, env=None, cwd: str | None = None) -> "Settings":
@@ -80,6 +83,9 @@ class Settings:
         state_dir = path(state_home) / "memory-search"
         return cls(
             memories_dir=path(get("MEMORIES_DIR") or DEFAULT_MEMORIES_DIR),
+            memories_dir_given=get("MEMORIES_DIR") is not None,
+            setup_hint=get("MEMORIES_SETUP_HINT"),
+            auto_index=_truthy(get("MEMORIES_AUTO_INDEX")),
             database_url=get("MEMORIES_DATABASE_URL") or get("COCOINDEX_DATABASE_URL"),
             table=get("MEMORIES_TABLE"),
             provider=get("MEMORIES_EMBEDDING_PROVIDER"),
@@ -99,6 +105,13 @@ class Settings:
         if "memories_dir" in changes:
             changes["memories_dir"] = Path(os.path.abspath(Path(changes["memories_dir"]).expanduser()))
         return replace(self, **changes)
+
+    def missing_memories(self) -> str:
+        """What to say when the memories directory is not there."""
+        if not self.memories_dir_given and self.setup_hint:
+            return f"no memories folder is set: {self.setup_hint}"
+        return (f"memories directory {self.memories_root} not found: "
+                + (self.setup_hint or "set MEMORIES_DIR to your memories folder"))
 
     @property
     def memories_root(self) -> Path:

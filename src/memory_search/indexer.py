@@ -87,7 +87,7 @@ class Indexer:
         self.live = self.tables = ManagedTables.of(self.root)
 
     def _check_root(self):
-        require_directory(self.root)
+        require_directory(self.root, self.settings.missing_memories())
 
     def selection(self, conn) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(include, exclude) for this run: the given ones, else those the index remembers."""

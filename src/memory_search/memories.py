@@ -28,10 +28,11 @@ HEAD_BYTES = 64 * 1024  # what recent and frontmatter-only readers read of a fil
 _FRONTMATTER = re.compile(r"\A-{3,}[ \t]*\r?\n(.*?\r?\n)?-{3,}[ \t]*(?:\r?\n|\Z)", re.S)
 
 
-def require_directory(root: Path) -> Path:
-    """The memories directory, or MemoriesMissing saying how to point at it."""
+def require_directory(root: Path, message: str | None = None) -> Path:
+    """The memories directory, or MemoriesMissing saying how to point at it (`message`, the settings')."""
     if not root.is_dir():
-        raise MemoriesMissing(f"memories directory {root} not found: set MEMORIES_DIR to your memories folder")
+        raise MemoriesMissing(message or f"memories directory {root} not found: set MEMORIES_DIR to your memories "
+                                         "folder")
     return root
 
 

@@ -18,12 +18,12 @@ RECENT_KINDS = RAW_KINDS + ("all",)
 
 def list_recent(memories_root: Path, kind: str = "session", top: int = 10, project: str | None = None,
                 days: int | None = None, today: dt.date | None = None, since: dt.date | None = None,
-                until: dt.date | None = None) -> list[Record]:
+                until: dt.date | None = None, missing: str | None = None) -> list[Record]:
     """Newest first: (date folder, HHMMSS) descending, optionally within `days` days (or since/until, both
     inclusive) and one project."""
     if kind not in RECENT_KINDS:
         raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(RECENT_KINDS)}")
-    require_directory(memories_root)
+    require_directory(memories_root, missing)
     oldest = since.isoformat() if since else None
     if days is not None:
         try:
@@ -73,3 +73,25 @@ def _regular(path: str) -> bool:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def newest_files(memories_root: Path, folders: int = 2) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime_ns) of the files in the newest `folders` date folders of each kind: where a new
+    session summary or page lands, so a cheap look at them tells whether an index is behind."""
+    found: dict[str, tuple[int, int]] = {}
+    for record_kind in RAW_KINDS:
+        try:
+            with os.scandir(memories_root / "raw" / record_kind) as scan:
+                dates = sorted((entry.name, entry.path) for entry in scan if DATE_FOLDER.match(entry.name))
+        except OSError:
+            continue
+        for _, folder in dates[-folders:]:
+            try:
+                with os.scandir(folder) as scan:
+                    for entry in scan:
+                        if TIMED_NAME.match(entry.name) and entry.is_file(follow_symlinks=False):
+                            status = entry.stat(follow_symlinks=False)
+                            found[os.path.abspath(entry.path)] = (status.st_size, status.st_mtime_ns)
+            except OSError:
+                continue
+    return found

@@ -62,7 +62,7 @@ class Verification:
 
 def verify(conn, settings: Settings) -> Verification:
     started = time.monotonic()
-    root = require_directory(settings.memories_root)
+    root = require_directory(settings.memories_root, settings.missing_memories())
     tables = ManagedTables.of(root)
     meta = read_meta(conn, tables)
     if not meta:

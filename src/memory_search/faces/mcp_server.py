@@ -23,108 +23,18 @@ from pydantic import ConfigDict
 
 from .. import params
 from ..config import Settings
-from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
+from ..errors import IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
 from ..filters import Filters, where_conditions
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
+from .mcp_tools import INSTRUCTIONS, SERVER_NAME, TOOLS, schema
 from .outcomes import outcome
 
-SERVER_NAME = "memory-search"
-
-
-def _properties(*names: str, **descriptions) -> dict:
-    """The JSON Schema of request parameters, from their one definition (params.py)."""
-    return {name: params.PARAMETERS[name].schema(description=descriptions.get(name),
-                                                 min_length=1 if name in ("query", "path") else None)
-            for name in names}
-
-
-TOOLS: dict[str, dict] = {
-    "search": {
-        "description": (
-            "Search the user's Markdown memories - summaries of past coding sessions, archived web pages, meeting "
-            "minutes and wiki pages, in Japanese and English - by meaning and keywords. Use it when the user asks "
-            "what was decided, done or saved before, or when an answer may depend on earlier work. Returns a JSON "
-            "list, best first, one entry per file: score, path, snippet (at most 200 characters: a lead, not a "
-            "quotation - call read_memory with path, start_line and end_line before quoting), frontmatter, title, "
-            "status, kind, date, start_line, end_line, stale, window. [] means nothing matched. Superseded and "
-            "deprecated records are left out unless include_superseded is true. Time words in the query (先週, 昨日, "
-            "3日前, yesterday, last week, Nov 20) limit the results to records dated then and are shown in each "
-            "hit's window; ask with them rather than with since/until when the user speaks of time."),
-        "properties": _properties("query", "top", *params.FILTER_NAMES, "time", "mode", "min_score"),
-        "required": ["query"],
-    },
-    "recent": {
-        "description": (
-            "List the newest records by date - session summaries, archived web pages or meeting minutes - newest "
-            "first, from the files themselves (no search). Use it for 'what did I do today', 'latest minutes', "
-            "'recently archived pages'. Returns a JSON list of {date, time, ended_at, started_at, title, project, "
-            "duration_minutes, tags, status, path, kind}; [] when nothing matched. Wiki pages are not listed."),
-        "properties": _properties("kind", "top", "project", "days", "since", "until", top="How many (default 10)."),
-        "required": [],
-    },
-    "similar": {
-        "description": (
-            "Find the memories closest in meaning to a given memory (by the meaning of its whole text, not its "
-            "title): related sessions, the wiki page a session was about, earlier decisions on the same topic. "
-            "path is a path a search or recent call returned, or a path relative to the memories directory; the "
-            "memory itself is left out, one entry per file. Returns the same JSON list as the search tool. "
-            "Superseded and deprecated records are left out unless include_superseded is true."),
-        "properties": _properties("path", "top", *params.FILTER_NAMES, "min_score",
-                                  path="The memory to start from: absolute path from a result, or relative to the "
-                                       "memories directory.",
-                                  top="How many files to return, best first (default 10).",
-                                  min_score="Drop hits whose cosine similarity is below this."),
-        "required": ["path"],
-    },
-    "read_memory": {
-        "description": (
-            "Read a memory file's text, to go beyond a search snippet before quoting or relying on it. path is a "
-            "path a search or recent call returned, or a path relative to the memories directory; only memories "
-            "(.md files) inside the memories directory can be read. start_line and end_line (1-based, inclusive) "
-            "select lines; without them the whole file is returned (frontmatter included)."),
-        "properties": _properties("path", "start_line", "end_line"),
-        "required": ["path"],
-    },
-    "index_status": {
-        "description": (
-            "Report what the search index holds and how far it is behind the memories directory: files and "
-            "chunks by kind and status, the embedding model, when it was last indexed, and how many files are "
-            "new, changed or deleted since (pending). Use it when results look out of date."),
-        "properties": {},
-        "required": [],
-    },
-    # The seed's knowledge-base API (miyabi-knowledge): its own parameter names, mapped to frontmatter fields.
-    "knowledge.search": {
-        "description": (
-            "Search the memories with the parameters of a knowledge-base API: query plus optional metadata "
-            "filters, each matched against the memory file's YAML frontmatter: workspace -> `project`, agent -> "
-            "`agent`, issue_number -> `issue_number`, task_type -> `task_type`, outcome -> `outcome` (equality; "
-            "a list field matches when it contains the value). Returns a JSON list, best first, of {id (the "
-            "file's absolute path), score, content (the matched chunk's text), metadata (the frontmatter plus "
-            "path, title, kind, status, start_line, end_line, and workspace when project is set), timestamp (ISO "
-            "date of the record, or null)}. Same search as the search tool: hybrid, superseded records hidden."),
-        "properties": {
-            "query": _properties("query", query="What to look for.")["query"],
-            "workspace": {"type": "string", "description": "Frontmatter `project` equals this."},
-            "agent": {"type": "string", "description": "Frontmatter `agent` equals this."},
-            "issue_number": {"type": "integer", "minimum": 0, "description": "Frontmatter `issue_number` equals this."},
-            "task_type": {"type": "string", "description": "Frontmatter `task_type` equals this."},
-            "outcome": {"type": "string", "description": "Frontmatter `outcome` equals this (e.g. success, failed)."},
-            "limit": {**_properties("top")["top"], "description": "Maximum results (default 10)."},
-        },
-        "required": ["query"],
-    },
-}
-
 def tool_list() -> list[types.Tool]:
-    tools = []
-    for name, spec in TOOLS.items():
-        schema = {"type": "object", "properties": spec["properties"], "required": spec["required"],
-                  "additionalProperties": False}
-        tools.append(types.Tool(name=name, description=spec["description"], input_schema=schema,
-                                annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False)))
-    return tools
+    return [types.Tool(name=name, description=spec["description"], input_schema=schema(name),
+                       annotations=types.ToolAnnotations(read_only_hint=name != "refresh_index",
+                                                         open_world_hint=False))
+            for name, spec in TOOLS.items()]
 
 
 class ArgumentError(Exception):
@@ -135,16 +45,13 @@ def check_arguments(name: str, arguments: dict | None) -> dict:
     """The arguments when they fit the tool's JSON Schema, with text PostgreSQL and the model can take."""
     import jsonschema
 
-    spec = TOOLS.get(name)
-    if spec is None:
+    if name not in TOOLS:
         raise ArgumentError(f"unknown tool {name!r}: use one of {', '.join(TOOLS)}")
     if arguments is not None and not isinstance(arguments, dict):
         raise ArgumentError(f"invalid arguments for {name}: expected an object")
     arguments = dict(arguments or {})
-    schema = {"type": "object", "properties": spec["properties"], "required": spec["required"],
-              "additionalProperties": False}
     try:
-        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(arguments))
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema(name)).iter_errors(arguments))
     except RecursionError:
         raise ArgumentError(f"invalid arguments for {name}: nested too deeply") from None
     if error is not None:
@@ -178,11 +85,29 @@ class Tools:
         return self.resources.open(self.settings)
 
     def search(self, query, **given):
+        from . import indexing
+
         values = params.check(given, ("top", *params.FILTER_NAMES, "time", "mode", "min_score"))
+        notes = []
         with self._open() as memories:
-            hits = memories.search(query, top=values["top"], filters=params.filters(values), mode=values["mode"],
-                                   min_score=values["min_score"], time=values["time"])
-        return [hit_dict(hit, window=hits.window) for hit in hits]
+            hits = indexing.searching(self.settings, lambda: memories.search(
+                query, top=values["top"], filters=params.filters(values), mode=values["mode"],
+                min_score=values["min_score"], time=values["time"]), notes.append, memories.status)
+            indexing.catch_up(self.settings, memories.behind)
+        return [hit_dict(hit, window=hits.window) | ({"note": notes[0]} if notes else {}) for hit in hits]
+
+    def refresh_index(self):
+        from . import indexing
+
+        started = indexing.start(self.settings)
+        try:
+            with self._open() as memories:
+                status = memories.status()
+        except IndexMissing:
+            status = {"memories_dir": str(self.settings.memories_root), "files": 0, "chunks": 0}
+        return {"started": started, "note": "index.py runs in the background: new and changed files become "
+                                            "searchable by keywords within seconds, by meaning once embedded"
+                if started else "an index run started less than a minute ago is still at work", **status}
 
     def similar(self, path, **given):
         values = params.check(given, ("top", *params.FILTER_NAMES, "min_score"))
@@ -294,8 +219,7 @@ def build_server(tools: Tools) -> Server:
         yield {}
 
     server = Server(SERVER_NAME, version=_version(), lifespan=lifespan,
-                    instructions="Search and read the user's Markdown memories (sessions, web pages, minutes, "
-                                 "wiki). Read-only.",
+                    instructions=INSTRUCTIONS,
                     on_list_tools=list_tools, on_call_tool=call_tool)
     server.add_request_handler("knowledge.search", KnowledgeSearchParams, knowledge_search)
     return server
@@ -375,13 +299,22 @@ class _ScreenedInput:
 
 
 def serve(settings: Settings) -> None:
-    """Load the model and connect once, then answer over stdin/stdout until the client hangs up."""
+    """Answer over stdin/stdout until the client hangs up; the model and a connection are loaded meanwhile, on
+    another thread, so the client is answered at once and the first search is as fast as the next ones."""
+    import threading
+
     resources = Resources()
-    try:
-        with resources.open(settings) as memories:
-            memories.search("warm up", top=1)
-    except MemorySearchError as error:  # no index yet: every call will say so
-        sys.stderr.write(f"mcp_server.py: warning: {error}\n")
+
+    def warm_up():
+        try:
+            with resources.open(settings) as memories:
+                memories.search("warm up", top=1)
+        except MemorySearchError as error:  # no index yet: every call will say so
+            sys.stderr.write(f"mcp_server.py: warning: {mask_secrets(str(error))}\n")
+        except Exception:  # noqa: BLE001 - the first call reports what is wrong
+            pass
+
+    threading.Thread(target=warm_up, daemon=True).start()
     server = build_server(Tools(settings, resources))
 
     async def main():

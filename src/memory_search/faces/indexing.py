@@ -1,0 +1,98 @@
+"""The index keeps up by itself where that is asked for (MEMORIES_AUTO_INDEX=1, which the plugin sets):
+a search that finds no index starts one and answers as soon as the first files are searchable; a search
+that finds the newest records missing from the index starts a catch-up run. Either way index.py runs
+detached, under its own lock, so any number of searches start at most one indexer at a time."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import IndexMissing
+
+FIRST_WAIT = 8.0  # seconds a search that found no index waits for the first searchable files
+RESTART_AFTER = 60.0  # seconds before another search may start an indexer for the same directory
+
+
+def start(settings: Settings) -> bool:
+    """Start index.py for the settings' memories directory in the background, unless one was started for it
+    within RESTART_AFTER seconds; True when it was started now."""
+    from . import environment
+
+    marker = _marker(settings)
+    try:
+        if time.time() - marker.stat().st_mtime < RESTART_AFTER:
+            return False
+    except OSError:
+        pass
+    try:
+        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        return False
+    environment.start_preparing(index=str(settings.memories_root))
+    return True
+
+
+def _marker(settings: Settings) -> Path:
+    import hashlib
+
+    name = hashlib.sha256(str(settings.memories_root).encode()).hexdigest()[:16]
+    return (settings.state_dir or Path("/tmp")) / "indexing" / name
+
+
+def searching(settings: Settings, search, warn, status=None):
+    """`search()`'s answer. With auto-indexing on: when there is no index, start one, wait up to FIRST_WAIT
+    seconds for its first files, answer with what is searchable and say how much is still waiting
+    (`status()` counts it); when the index is behind the newest records, start a catch-up run."""
+    if not settings.auto_index:
+        return search()
+    try:
+        return search()
+    except IndexMissing:
+        pass
+    started = start(settings)
+    deadline = time.monotonic() + FIRST_WAIT
+    while True:
+        time.sleep(0.5)
+        try:
+            found = search()
+        except IndexMissing:
+            if time.monotonic() < deadline:
+                continue
+            raise IndexMissing(f"no index of {settings.memories_root} yet: "
+                               + ("building it in the background now" if started else "it is being built")
+                               + "; search again in a minute") from None
+        waiting = _waiting(status) if status else None
+        warn(f"the index of {settings.memories_root} is being built"
+             + (f": {waiting} file(s) still to index" if waiting else "")
+             + "; these are the first results, search again for all of them")
+        return found
+
+
+def _waiting(status) -> int | None:
+    try:
+        return status()["pending"]["new"]
+    except Exception:  # a count for a message: never worth failing the search
+        return None
+
+
+def catch_up(settings: Settings, behind) -> None:
+    """Start a catch-up run when auto-indexing is on and `behind()` says the index misses the newest records."""
+    if not settings.auto_index or _recently_started(settings):
+        return
+    try:
+        late = behind()
+    except Exception:  # a check for freshness: never worth failing the search
+        return
+    if late:
+        start(settings)
+
+
+def _recently_started(settings: Settings) -> bool:
+    try:
+        return time.time() - _marker(settings).stat().st_mtime < RESTART_AFTER
+    except OSError:
+        return False
+
