@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test lint test-langbot langbot-plugin bench eval eval-notes eval-time clean browser
+.PHONY: install demo test lint test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -55,6 +55,12 @@ langbot-plugin: $(BIN)/lbp
 	find build/langbot-plugin -name __pycache__ -prune -exec rm -rf {} +
 	$(BIN)/python -c "import importlib.metadata as m; print(*(r for r in m.requires('memory-search') if 'extra ==' not in r), sep='\n')" >> build/langbot-plugin/requirements.txt
 	cd build/langbot-plugin && $(CURDIR)/$(BIN)/lbp build -o $(CURDIR)/dist
+
+# LangBot itself (a pinned release in its own venv) installs the package and retrieves through it, inside
+# a private network namespace (tests/langbot/e2e). Needs root and about 2.5 GB; skipped with a reason otherwise.
+test-langbot-e2e: langbot-plugin
+	LANGBOT_E2E=1 LANGBOT_E2E_VENV=$(CURDIR)/build/langbot-venv LANGBOT_E2E_CACHE=$(CURDIR)/build/langbot-e2e-cache \
+		$(BIN)/python -m pytest -rs tests/langbot/e2e
 
 # The graph page's test drives a real headless Chromium; without it that test is skipped, saying so.
 # Not part of `test`: it needs root, apt and a few hundred MB (.ci/run installs it).

@@ -18,14 +18,16 @@ import pytest
 
 pytest.importorskip("starlette", reason="the faces extra is not installed (make install installs it)")
 
-from conftest import ROOT, SCRIPTS, MemoriesDir, index  # noqa: E402
+from conftest import ROOT, SCRIPTS, MemoriesDir, index, run_script  # noqa: E402
 
 HNSW = "# Tuning the HNSW index\n\nWe raised ef_search from 40 to 100.\n\n## Result\n\nRecall went from 0.91 to 0.98.\n"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, base_env, database):
-    """serve.py over two indexed dbs (default, and `team` from databases.json), one never indexed (--db)."""
+    """serve.py over two indexed dbs (default, and `team` from databases.json), one never indexed (--db), the
+    doomed one's index by its prefix alone (as a team server with no memories of its own serves it), and a
+    prefix no index has."""
     folder = tmp_path_factory.mktemp("http")
     main = MemoriesDir(folder / "memories")
     main.write("wiki/ops/backup.md", "# バックアップ運用\n\n毎晩 2 時に夜間バッチでデータベースのダンプを取る。\n",
@@ -46,8 +48,11 @@ def server(tmp_path_factory, base_env, database):
         {"db": "team", "memories_dir": str(team.root), "createAt": "2026-07-14T07:00:00Z"}]}))
     env = {**base_env, "MEMORIES_DIR": str(main.root), "XDG_CONFIG_HOME": str(config)}
     endpoint = config / "memory-search" / "endpoint"
+    listed = json.loads(run_script("db", "indexes", "--json", env=base_env, check=True).stdout)
+    prefix = next(entry["prefix"] for entry in listed if entry["memories_dir"] == str(doomed.root))
     process = subprocess.Popen([sys.executable, str(SCRIPTS / "serve.py"), "--db", f"unindexed={unindexed.root}",
-                                "--db", f"doomed={doomed.root}"], env=env, stdout=subprocess.PIPE,
+                                "--db", f"doomed={doomed.root}", "--db", f"remote=index:{prefix}",
+                                "--db", "nowhere=index:memsearch_nowhere_0"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not endpoint.exists():
@@ -85,9 +90,9 @@ def test_binds_loopback_and_writes_its_url_to_the_endpoint_file(server):
 def test_list_shows_loaded_and_registered_dbs(server):
     status, body = get_json(server, "/api/list")
     assert status == 200
-    assert body["loaded"] == ["default", "team", "doomed"]  # unindexed is registered, not loaded
+    assert body["loaded"] == ["default", "team", "doomed", "remote"]  # unindexed, nowhere: registered, not loaded
     registered = {entry["db"]: entry["createAt"] for entry in body["registered"]}
-    assert set(registered) == {"default", "team", "unindexed", "doomed"}
+    assert set(registered) == {"default", "team", "unindexed", "doomed", "remote", "nowhere"}
     assert registered["team"] == "2026-07-14T07:00:00Z"
     assert all(value.endswith("Z") for value in registered.values())
 
@@ -104,6 +109,12 @@ def test_search_runs_both_branches_grouped_by_source(server):
             for match in group["matches"]:
                 assert set(match) == {"chunk", "content"} and isinstance(match["chunk"], int) and match["content"]
     assert any("ef_search" in match["content"] for match in body["keyword"][0]["matches"])
+
+
+def test_an_index_served_by_its_prefix_answers_from_the_index_alone(server):
+    status, body = get_json(server, "/api/search", db="remote", q="code freeze", target="keyword")
+    assert status == 200
+    assert [group["source"] for group in body["keyword"]] == [str(server["doomed"].root / "wiki/b.md")]
 
 
 def test_status_rule_hides_superseded_records_as_search_py_does(server):
@@ -201,4 +212,6 @@ def test_stopping_removes_the_endpoint_file(server):
     server["process"].send_signal(signal.SIGTERM)
     server["process"].wait(timeout=30)
     assert not server["endpoint"].exists()
-    assert "Traceback" not in server["process"].stderr.read()
+    said = server["process"].stderr.read()
+    assert "Traceback" not in said
+    assert "db 'nowhere' not loaded: no index 'memsearch_nowhere_0' in this database: use one of" in said

@@ -77,6 +77,87 @@ def http_text(report: dict) -> str:
 
 
 
+def at_levels(base_url: str, env: dict, levels: list[int], seconds: float, queries=QUERIES) -> list[dict]:
+    """At each level of concurrent clients: /api/search and the search tool over MCP's Streamable HTTP, each for
+    `seconds`, with the most database connections the server held meanwhile."""
+    results = []
+    for clients in levels:
+        with _connection_watch(env) as peak:
+            http = measure(base_url, "default", clients, seconds, queries)
+        with _connection_watch(env) as peak_mcp:
+            mcp = mcp_over_http(base_url, clients, seconds, queries)
+        results.append({"clients": clients, "http": http, "mcp_http": mcp,
+                        "db_connections_peak": max(peak[0], peak_mcp[0])})
+    return results
+
+
+@contextmanager
+def _connection_watch(env: dict):
+    """The most connections named memory-search the database held while the block ran ([peak])."""
+    import psycopg
+
+    from memory_search.config import Settings
+    from memory_search.database import database_url
+
+    peak, stop = [0], threading.Event()
+
+    def watch():
+        with psycopg.connect(database_url(Settings.from_env(env)), autocommit=True) as conn:
+            while not stop.is_set():
+                count = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                                     "'memory-search'").fetchone()[0]
+                peak[0] = max(peak[0], count)
+                time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+
+
+def mcp_over_http(base_url: str, clients: int, seconds: float, queries=QUERIES) -> dict:
+    """`clients` MCP sessions over Streamable HTTP calling the search tool back to back for `seconds`."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    latencies: list[float] = []
+    errors: list[str] = []
+
+    async def client(number: int, deadline: float):
+        async with streamable_http_client(base_url + "/mcp") as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                sent = number
+                while time.monotonic() < deadline:
+                    started = time.perf_counter()
+                    try:
+                        result = await session.call_tool("search", {"query": queries[sent % len(queries)], "top": 10})
+                        (errors.append(result.content[0].text) if result.is_error else
+                         latencies.append(time.perf_counter() - started))
+                    except Exception as error:  # noqa: BLE001 - counted, the run goes on
+                        errors.append(str(error))
+                    sent += 1
+
+    async def main():
+        deadline = time.monotonic() + seconds
+        async with anyio.create_task_group() as group:
+            for number in range(clients):
+                group.start_soon(client, number, deadline)
+
+    started = time.monotonic()
+    anyio.run(main)
+    wall = time.monotonic() - started
+    ordered = sorted(latencies)
+    return {"clients": clients, "requests": len(latencies) + len(errors), "errors": len(errors),
+            "requests_per_s": round(len(latencies) / wall, 1),
+            "p50_ms": round(1000 * statistics.median(ordered), 1) if ordered else None,
+            "p95_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1) if ordered else None}
+
+
 def mcp_round_trip(env: dict, calls: int = 20, queries=QUERIES) -> dict:
     """Start scripts/mcp_server.py under `env`, then time `calls` search tool calls (after one untimed)."""
     import sys
@@ -147,9 +228,11 @@ FACES_EXAMPLES = """\
               help="concurrent HTTP clients")
 @click.option("--seconds", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="how long the HTTP clients send")
+@click.option("--concurrency", metavar="N,N,...", help="also measure /api/search and MCP over HTTP at each number "
+                                                      "of concurrent clients, with the database connections held")
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @memories_option
-def bench_faces_command(calls, clients, seconds, as_json, memories):
+def bench_faces_command(calls, clients, seconds, concurrency, as_json, memories):
     """Measure the MCP server and the HTTP API on an indexed memories directory.
 
     Starts scripts/mcp_server.py and times search tool calls through the MCP SDK's stdio client
@@ -163,6 +246,12 @@ def bench_faces_command(calls, clients, seconds, as_json, memories):
     report = {"mcp_search": mcp_round_trip(env, calls)}
     with running_http_server(env) as url:
         report["http_search"] = measure(url, "default", clients, seconds)
+        if concurrency:
+            try:
+                levels = [int(level) for level in concurrency.split(",")]
+            except ValueError:
+                raise click.UsageError(f"--concurrency {concurrency!r}: give numbers like 1,8,32") from None
+            report["concurrency"] = at_levels(url, env, levels, seconds)
     if as_json:
         click.echo(to_json(report))
     else:
@@ -170,3 +259,9 @@ def bench_faces_command(calls, clients, seconds, as_json, memories):
         click.echo(f"MCP search tool, round trip over stdio: median {mcp['median_ms']} ms, p95 {mcp['p95_ms']} ms "
                    f"({mcp['calls']} calls)")
         click.echo(http_text(report["http_search"]))
+        for level in report.get("concurrency", []):
+            http, mcp = level["http"], level["mcp_http"]
+            click.echo(f"{level['clients']:>3} clients: HTTP p50 {http['p50_ms']} ms, p95 {http['p95_ms']} ms, "
+                       f"{http['requests_per_s']}/s, {http['errors']} errors; MCP over HTTP p50 {mcp['p50_ms']} ms, "
+                       f"p95 {mcp['p95_ms']} ms, {mcp['requests_per_s']}/s, {mcp['errors']} errors; database "
+                       f"connections at most {level['db_connections_peak']}")

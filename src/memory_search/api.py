@@ -99,8 +99,11 @@ class Memories:
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None):
         """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names."""
+        from .errors import MemoryNotFound
         from .reading import read
 
+        if self.settings.remote:
+            raise MemoryNotFound(f"the memories of this index are on another machine ({self.root}): read {path} there")
         require_directory(self.root, self.settings.missing_memories())
         return read(self.root, str(path), start_line, end_line)
 
@@ -138,7 +141,6 @@ class Memories:
         them by default, superseded records included."""
         from .export import chunks
 
-        require_directory(self.root, self.settings.missing_memories())
         return chunks(self.connection, self.root, filters or Filters(include_superseded=True), with_vectors)
 
     # --- the index -----------------------------------------------------------------------------
@@ -147,7 +149,6 @@ class Memories:
         """What the index holds and how far it is behind the directory: what stats.py prints."""
         from .status import index_status
 
-        require_directory(self.root, self.settings.missing_memories())
         return index_status(self.connection, self.settings)
 
     def verify(self):
@@ -165,7 +166,7 @@ class Memories:
         from .recent import newest_files
         from .schema import find_index
 
-        newest = newest_files(self.root)
+        newest = newest_files(self.root) if not self.settings.remote else {}
         if not newest:
             return False
         info = find_index(self.connection, self.root, self.settings.table)
@@ -202,7 +203,8 @@ class Memories:
         """A read-only connection, opened (or taken from the shared pool) on first use and again when it broke."""
         from .database import connect
 
-        require_directory(self.root, self.settings.missing_memories())
+        if not self.settings.remote:
+            require_directory(self.root, self.settings.missing_memories())
         if self._connection is not None and (self._connection.closed or self._connection.broken):
             self.close()
         if self._connection is None:
@@ -263,5 +265,5 @@ class Memories:
         embedder = None
         if (mode or "") != "keyword":
             embedder = self.embedders.get(choose_spec(self.settings, info.spec, info.dimension), self.settings)
-        return Searcher(conn, layout_for(info, self.root), embedder, reranker(self.settings) if rerank else None,
-                        self.warn)
+        return Searcher(conn, layout_for(info, self.root, self.settings.remote), embedder,
+                        reranker(self.settings) if rerank else None, self.warn)

@@ -58,6 +58,7 @@ class Settings:
     memories_dir_given: bool = True  # False: MEMORIES_DIR unset or empty, the default is in use
     setup_hint: str | None = None  # how to set the memories folder where these settings come from (a plugin's)
     auto_index: bool = False  # searches start index.py in the background when the index is missing or behind
+    remote: bool = False  # the memories are on another machine: answer from the index alone (a team server)
 
     @classmethod
     def from_env(cls, env=None, cwd: str | None = None) -> "Settings":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,7 +107,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
         meta = {
             "provider": spec.provider, "model": spec.model, "dimension": str(spec.dimension),
             "chunker_version": CHUNKER_VERSION, "tokenizer_version": TOKENIZER_VERSION,
-            "schema_version": SCHEMA_VERSION, "memories_dir": str(memories_root),
+            "schema_version": SCHEMA_VERSION, "memories_dir": str(memories_root), "host": socket.gethostname(),
         }
         conn.cursor().executemany(
             sql.SQL("INSERT INTO {} (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING").format(

@@ -32,8 +32,10 @@ class Layout:
 
     has_keyword_leg = False
 
-    def __init__(self, info: IndexInfo, memories_root: Path):
-        self.info, self.root = info, memories_root
+    def __init__(self, info: IndexInfo, memories_root: Path, remote: bool = False):
+        """remote: the memories are on another machine, so a file's presence cannot be checked here: the index,
+        which its indexer keeps in step with the files, is taken as it is."""
+        self.info, self.root, self.remote = info, memories_root, remote
 
     @property
     def table(self) -> str:
@@ -76,7 +78,7 @@ class Layout:
         if relative is None:
             return None
         path = str(self.root / relative)
-        if not os.path.isfile(path):  # deleted since it was indexed
+        if not self.remote and not os.path.isfile(path):  # deleted since it was indexed
             return None
         return path, str(relative)
 
@@ -105,9 +107,9 @@ class ManagedLayout(Layout):
     _COLUMNS = sql.SQL("id, filename, chunk_text, start_line, end_line, chunk_index, kind, status, title, tags, "
                        "project, recorded_on, recorded_time, frontmatter")
 
-    def __init__(self, info: IndexInfo, memories_root: Path):
+    def __init__(self, info: IndexInfo, memories_root: Path, remote: bool = False):
         check_versions(info.meta, memories_root)
-        super().__init__(info, memories_root)
+        super().__init__(info, memories_root, remote)
         self.tables = info.tables
         self.chunk_count = int(info.meta.get("chunks") or 0)
         if info.meta.get("total_terms") is not None:
@@ -215,8 +217,8 @@ class CocoIndexLayout(Layout):
         return record if matches(filters, record) else None
 
 
-def layout_for(info: IndexInfo, memories_root: Path) -> Layout:
-    return (ManagedLayout if info.tables is not None else CocoIndexLayout)(info, memories_root)
+def layout_for(info: IndexInfo, memories_root: Path, remote: bool = False) -> Layout:
+    return (ManagedLayout if info.tables is not None else CocoIndexLayout)(info, memories_root, remote)
 
 
 def _idf(df: int, total: int) -> float:

@@ -170,9 +170,12 @@ def status_text(status: dict) -> str:
         lines.append(f"  links {links['links']}: {links['resolved']} resolved, {links['unresolved']} unresolved"
                      + (f" ({links['ambiguous']} ambiguous)" if links["ambiguous"] else ""))
     pending = status["pending"]
-    behind = pending["new"] + pending["changed"] + pending["deleted"]
-    lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
-                 + (f"; run `{command('index')}` to catch up" if behind else "; up to date"))
+    if pending is None:
+        lines.append("  the memories are on another machine: their indexer keeps the index up to date")
+    else:
+        behind = pending["new"] + pending["changed"] + pending["deleted"]
+        lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
+                     + (f"; run `{command('index')}` to catch up" if behind else "; up to date"))
     for item in status["unreadable"][:10]:
         lines.append(f"  unreadable {_line(item['path'])}: {_line(item['reason'])}")
     if len(status["unreadable"]) > 10:

@@ -23,7 +23,7 @@ def index_status(conn, settings) -> dict:
     files = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(tables.sql("files"))).fetchone()[0]
     size = conn.execute("SELECT sum(pg_total_relation_size(to_regclass(name))) FROM unnest(%s::text[]) AS name",
                         (list(tables.all),)).fetchone()[0]
-    plan = Indexer(settings).plan(conn)
+    plan = Indexer(settings).plan(conn) if not settings.remote else None  # the files are on another machine
     unreadable = unreadable_files(conn, tables)
     return {
         "memories_dir": str(root),
@@ -37,9 +37,10 @@ def index_status(conn, settings) -> dict:
         "last_indexed_at": meta.get("last_indexed_at"),
         "building": indexer_running(conn, tables),
         "links": link_counts(conn, tables),
-        "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)},
+        "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)} if plan
+        else None,
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
-                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in plan.bad],
+                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])],
     }
 
 

@@ -591,31 +591,106 @@ def export_command(console: Console, output_format, output, with_vectors, active
 
 # --- db ------------------------------------------------------------------------------------------
 
-@command("  db.py status\n  db.py start\n  db.py stop", DATABASE_ENVIRONMENT_HELP)
-@click.argument("action", type=click.Choice(["start", "stop", "status"]))
-@click.pass_obj
-def db_command(console: Console, action):
-    """Start, stop or check the embedded PostgreSQL server (used when no database URL is set).
+DB_EXAMPLES = """\
+  db.py status
+  db.py start
+  db.py stop
+  db.py indexes                     # every memories index in the database, from any machine
+  db.py grant-read searcher --password-file ~/.config/memory-search/searcher-password"""
 
-    search.py and index.py start it on demand and leave it running, so a search only
+
+@click.group(cls=Group, epilog="\b\nExamples:\n" + DB_EXAMPLES + "\n\n" + DATABASE_ENVIRONMENT_HELP + "\n\n"
+             + EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+def db_command():
+    """Start, stop or check the embedded PostgreSQL server (used when no database URL is set), list the
+    indexes a database holds, and make a role that may only read them.
+
+    search.py and index.py start the embedded server on demand and leave it running, so a search only
     connects to its socket."""
+
+
+def _server(console: Console, action: str):
     from ..database import EmbeddedServer, describe
 
     settings = Settings.from_env(console.environ, console.cwd)
-    server = EmbeddedServer(settings.data_dir)
     if settings.database_url and action != "status":
         console.err(f"{console.prog}: note: MEMORIES_DATABASE_URL/COCOINDEX_DATABASE_URL is set "
                     f"({describe(settings.database_url)}); the embedded server is not used")
-    if action == "start":
-        console.out(server.start())
-    elif action == "stop":
-        from . import helper
+    return EmbeddedServer(settings.data_dir)
 
-        helper.stop(console.environ)  # its connections would break anyway
-        console.out("stopped" if server.stop() else "not running")
-    else:
-        url = server.running_url()
-        console.out(f"running: {url}" if url else f"not running (data in {server.pgdata})")
+
+@db_command.command("start", cls=Command)
+@click.pass_obj
+def db_start(console: Console):
+    """Start the embedded server (initializing its data on first use) and print its URL."""
+    console.out(_server(console, "start").start())
+
+
+@db_command.command("stop", cls=Command)
+@click.pass_obj
+def db_stop(console: Console):
+    """Stop the embedded server and the warm helpers (their connections would break anyway)."""
+    from . import helper
+
+    server = _server(console, "stop")
+    helper.stop(console.environ)
+    console.out("stopped" if server.stop() else "not running")
+
+
+@db_command.command("status", cls=Command)
+@click.pass_obj
+def db_status(console: Console):
+    """Whether the embedded server runs, and where."""
+    server = _server(console, "status")
+    url = server.running_url()
+    console.out(f"running: {url}" if url else f"not running (data in {server.pgdata})")
+
+
+@db_command.command("indexes", cls=Command)
+@click.option("--json", "as_json", is_flag=True, help="print them as JSON")
+@click.pass_obj
+def db_indexes(console: Console, as_json):
+    """List the memories indexes in the database: each machine's index of each memories folder, with the
+    prefix serve.py's --db NAME=index:PREFIX takes."""
+    from ..catalog import indexes
+    from ..database import connect
+    from ..render import as_json as to_json
+
+    with connect(Settings.from_env(console.environ, console.cwd), read_only=True) as conn:
+        found = indexes(conn)
+    if as_json:
+        console.out(to_json([entry.as_dict() for entry in found]))
+        return
+    for entry in found:
+        console.out(f"{entry.prefix}\t{entry.host or '-'}:{entry.memories_dir}\t{entry.files} files\t"
+                    f"{entry.chunks} chunks\t{entry.model}\tlast indexed {entry.last_indexed_at or 'never'}")
+    if not found:
+        console.err(f"{console.prog}: no memories index in this database yet")
+
+
+@db_command.command("grant-read", cls=Command)
+@click.argument("role")
+@click.option("--password-file", metavar="FILE", help="create the role (or set its password) with the password in "
+                                                      "FILE, so it can log in")
+@click.pass_obj
+def db_grant_read(console: Console, role, password_file):
+    """Let ROLE read the memories indexes (SELECT on every memsearch table, and on those created later by the
+    role running this), and nothing else: the role a search server connects with."""
+    from ..catalog import grant_read
+    from ..database import connect
+
+    password = None
+    if password_file:
+        try:
+            with open(console.absolute(password_file), encoding="utf-8") as handle:
+                password = handle.read().strip()
+        except OSError as error:
+            raise UsageError(f"cannot read {password_file} ({error.strerror})") from None
+        if len(password) < 12:
+            raise UsageError(f"the password in {password_file} is shorter than 12 characters")
+    with connect(Settings.from_env(console.environ, console.cwd), read_only=False) as conn:
+        for statement in grant_read(conn, role, password):
+            console.out(statement)
 
 
 # --- the long-running faces ----------------------------------------------------------------------

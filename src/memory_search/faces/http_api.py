@@ -2,10 +2,10 @@
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
 /api/semantic, which are /api/search with a fixed target; /api/read returns a memory's lines; /graph
-draws the link graph (graph.py). A "db" is a named index: a memories
-directory and its table. The default one is MEMORIES_DIR's; more come from --db NAME=DIR or from
-databases.json in the configuration folder. Both branches of a search run at once, each on its
-own read-only connection, through the same search as search.py."""
+draws the link graph (graph.py); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
+a memories directory and its table, or an index another machine builds (index:PREFIX). The default one
+is MEMORIES_DIR's; more come from --db or from databases.json in the configuration folder. Both branches
+of a search run at once, each on its own read-only connection, through the same search as search.py."""
 
 from __future__ import annotations
 
@@ -50,9 +50,10 @@ def config_dir(env=None) -> Path:
 @dataclass
 class Database:
     name: str
-    memories_dir: Path
+    memories_dir: Path | None  # None: an index whose memories are on another machine (`index`)
     created_at: str  # when it was registered, ISO 8601 UTC
     settings: Settings | None = None  # set when loaded
+    index: str | None = None  # the prefix of an index another machine builds (db.py indexes lists them)
 
 
 def _now() -> str:
@@ -74,29 +75,48 @@ def registered(settings: Settings, flags: tuple[str, ...] = (), config: Path | N
     if not isinstance(entries, list):
         raise UsageError(f'{path}: expected {{"databases": [{{"db": NAME, "memories_dir": DIR}}, ...]}}')
     for entry in entries:
-        if not isinstance(entry, dict) or not entry.get("db") or not entry.get("memories_dir"):
-            raise UsageError(f"{path}: every entry needs db and memories_dir (got {entry!r})")
-        databases[str(entry["db"])] = Database(str(entry["db"]), Path(os.path.abspath(
-            os.path.expanduser(str(entry["memories_dir"])))), str(entry.get("createAt") or started))
+        if not isinstance(entry, dict) or not entry.get("db") or not (entry.get("memories_dir") or entry.get("index")):
+            raise UsageError(f"{path}: every entry needs db and memories_dir or index (got {entry!r})")
+        databases[str(entry["db"])] = _database(str(entry["db"]), str(entry.get("index") or ""),
+                                                str(entry.get("memories_dir") or ""),
+                                                str(entry.get("createAt") or started))
     for flag in flags:
-        name, _, directory = flag.partition("=")
-        if not name or not directory:
-            raise UsageError(f"--db {flag!r}: use NAME=DIR")
-        databases[name] = Database(name, Path(os.path.abspath(os.path.expanduser(directory))), started)
+        name, _, target = flag.partition("=")
+        if not name or not target:
+            raise UsageError(f"--db {flag!r}: use NAME=DIR or NAME=index:PREFIX")
+        index = target.removeprefix("index:") if target.startswith("index:") else ""
+        databases[name] = _database(name, index, "" if index else target, started)
     return list(databases.values())
 
 
+def _database(name: str, index: str, directory: str, created: str) -> Database:
+    if index:
+        return Database(name, None, created, index=index)
+    return Database(name, Path(os.path.abspath(os.path.expanduser(directory))), created)
+
+
 def load(settings: Settings, databases: list[Database], resources: Resources, warn) -> None:
-    """Open every registered db whose directory and index exist; the others stay registered only."""
+    """Open every registered db whose directory and index exist; the others stay registered only. An `index`
+    db is read from the index alone: its memories are on the machine that builds it."""
     for database in databases:
-        chosen = settings.with_overrides(memories_dir=database.memories_dir)
         try:
+            chosen = _settings_of(settings, database, resources)
             with resources.open(chosen) as memories:
                 memories.search("warm up", top=1)
         except MemorySearchError as error:
             warn(f"db {database.name!r} not loaded: {error}")
             continue
         database.settings = chosen
+
+
+def _settings_of(settings: Settings, database: Database, resources: Resources) -> Settings:
+    if database.index is None:
+        return settings.with_overrides(memories_dir=database.memories_dir)
+    from ..catalog import find
+
+    with resources.connections.connection(settings) as conn:
+        entry = find(conn, database.index)
+    return settings.with_overrides(memories_dir=entry.memories_dir, table=entry.prefix, remote=True)
 
 
 # --- the application ------------------------------------------------------------------------------
@@ -142,8 +162,11 @@ def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
     return JSONResponse({"error": mask_secrets(message, *secrets)}, status_code=status)
 
 
-def create_app(databases: list[Database], resources: Resources, secrets: tuple = ()) -> Starlette:
-    """The application; `secrets` (the Voyage key, the database URL) never appear in an error."""
+def create_app(databases: list[Database], resources: Resources, secrets: tuple = (),
+               mcp_hosts: list[str] | None = None) -> Starlette:
+    """The application; `secrets` (the Voyage key, the database URL) never appear in an error. With
+    `mcp_hosts` (the Host values the MCP SDK's own check accepts), the default db's MCP tools are served at
+    /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py."""
     by_name = {database.name: database for database in databases}
 
     def loaded(name: str | None) -> Database:
@@ -236,7 +259,36 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     ]
     routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                            answer)
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    lifespan = None
+    served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
+    if mcp_hosts is not None and served:
+        route, lifespan = mcp_route(served[0].settings, resources, mcp_hosts)
+        routes.append(route)
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error},
+                     lifespan=lifespan)
+
+
+def mcp_route(settings: Settings, resources: Resources, hosts: list[str]):
+    """(the /mcp route, the lifespan that runs its sessions): the MCP SDK's Streamable HTTP transport over the
+    same server mcp_server.py runs on stdio, with the SDK's own Host and Origin checks."""
+    from contextlib import asynccontextmanager
+
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .mcp_server import Tools, build_server
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=[f"http://{host}" for host in hosts]
+                                         + [f"https://{host}" for host in hosts])
+    manager = StreamableHTTPSessionManager(app=build_server(Tools(settings, resources)), security_settings=security)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        async with manager.run():
+            yield
+
+    return Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)), lifespan
 
 
 # --- serving --------------------------------------------------------------------------------------
@@ -307,10 +359,11 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
         load(settings, databases, resources, lambda message: say(f"warning: {message}"))
         bound = sock.getsockname()[1]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
-        app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url)),
-                               http_guard.allowed_hosts(host, bound, extra_hosts), token)
+        hosts = http_guard.allowed_hosts(host, bound, extra_hosts)
+        app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url),
+                                          sorted(hosts)), hosts, token)
         protocol = type("Protocol", (http_guard.GuardedH11,), {"cap": http_guard.connection_cap()})
-        config = uvicorn.Config(app, http=protocol, lifespan="off", timeout_graceful_shutdown=5, access_log=False,
+        config = uvicorn.Config(app, http=protocol, lifespan="on", timeout_graceful_shutdown=5, access_log=False,
                                 log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5)
         with EndpointFile(url) as endpoint:
             say(f"serving {', '.join(db.name for db in databases if db.settings) or 'no db'} at {url} "
@@ -329,7 +382,9 @@ SERVE_EXAMPLES = """\
   serve.py --port 8765 --db work=~/work-memories
   curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
   serve.py --token-file ~/.config/memory-search/token   # every route but /api/health needs the token
-  serve.py --host 10.0.0.5 --port 8765 --token-file /etc/memory-search/token --allowed-host search.example.com"""
+  serve.py --host 10.0.0.5 --port 8765 --token-file /etc/memory-search/token --allowed-host search.example.com
+  serve.py --db alice=index:alice --db bob=index:bob     # indexes other machines build (db.py indexes)
+  claude mcp add --transport http memory-search http://127.0.0.1:8765/mcp --header "Authorization: Bearer $TOKEN\""""
 
 SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
   XDG_CONFIG_HOME               holds memory-search/endpoint and
@@ -340,8 +395,9 @@ SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="address to listen on; beyond loopback a token is required")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="port (0: a free one)")
-@click.option("--db", "dbs", multiple=True, metavar="NAME=DIR",
-              help="also serve this memories directory as db NAME (repeatable)")
+@click.option("--db", "dbs", multiple=True, metavar="NAME=DIR|NAME=index:PREFIX",
+              help="also serve this memories directory, or the index PREFIX that another machine builds in "
+                   "the same database, as db NAME (repeatable)")
 @click.option("--token-file", metavar="FILE", help="require `Authorization: Bearer TOKEN` with the token in FILE "
                                                    "(created with a random token, mode 0600, when missing)")
 @click.option("--allowed-host", "allowed", multiple=True, metavar="NAME",
@@ -353,7 +409,8 @@ def serve_command(console: Console, host, port, dbs, token_file, allowed, memori
 
     GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
     (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /graph?db= draws the
-    link graph in a browser. The default db is the memories directory's index; databases.json
+    link graph in a browser; /mcp is the MCP server (Streamable HTTP) over the first db that loads.
+    The default db is the memories directory's index; databases.json
     in the configuration folder and --db add more. The base URL is written to
     <config>/memory-search/endpoint (mode 0600) and removed on exit. Only requests for the
     server's own host names are answered."""
