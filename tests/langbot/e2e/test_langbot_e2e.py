@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).with_name("run_e2e.py")
-REPOSITORY = Path(os.environ.get("LANGBOT_E2E_REPOSITORY", Path(__file__).resolve().parents[2]))
+REPOSITORY = Path(os.environ.get("LANGBOT_E2E_REPOSITORY", Path(__file__).resolve().parents[3]))
 
 pytestmark = pytest.mark.skipif(os.environ.get("LANGBOT_E2E") != "1",
                                 reason="LangBot end-to-end test: set LANGBOT_E2E=1 (root, ~2.5 GB, 30 s to 3 min)")
