@@ -27,7 +27,10 @@ Environment:
   MEMORIES_HELPER_IDLE          seconds before an idle helper exits (900)
   MEMORIES_DEBUG=1              show a traceback on unexpected errors
   MEMORIES_SEARCH_LOG=1         log each search.py query (off by default) to
-                                $XDG_STATE_HOME/memory-search/searches.jsonl"""
+                                $XDG_STATE_HOME/memory-search/searches.jsonl
+  MEMORIES_AUTO_INDEX=1         a search whose index is missing or behind
+                                starts index.py in the background (the plugin
+                                sets it)"""
 
 RECENT_ENVIRONMENT_HELP = """\b
 Environment:
@@ -38,8 +41,7 @@ Environment:
   MEMORIES_DATA_DIR             embedded server's home
                                 (default $XDG_DATA_HOME/memory-search)
   MEMORIES_DATABASE_URL         when set (or COCOINDEX_DATABASE_URL), the
-                                scripts use that server, not the embedded one
-  MEMORIES_DIR                  memories directory (not used by db.py)"""
+                                scripts use that server, not the embedded one"""
 
 
 @dataclass(frozen=True)

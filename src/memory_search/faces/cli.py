@@ -326,7 +326,7 @@ def _log_search(console: Console, settings: Settings, request, results: int, mil
 SIMILAR_EXAMPLES = """\
   similar.py raw/session/2026-10-14/213305_3f9a1c2e_9d8c7b6a.md
   similar.py ~/memories/wiki/search/embedding-model.md --scope session --top 5 --format json
-  similar.py wiki/dev/commit-conventions.md --include-superseded --since 2026-10-01"""
+  similar.py wiki/dev/commit-conventions.md --include-superseded --top 10   # the 2025 style it replaced too"""
 
 
 @command(SIMILAR_EXAMPLES)
