@@ -42,6 +42,19 @@ def test_open_search_recent_status_and_index(env, notes):
         assert memories.index().skipped == 5  # nothing changed
 
 
+def test_recent_takes_dates_as_dates_or_as_text(env, notes):
+    import datetime as dt
+
+    from memory_search.errors import UsageError
+
+    with memory_search.open(memories_dir=str(notes.root)) as memories:
+        as_text = memories.recent(kind="all", since="2026-11-02")
+        assert [record.title for record in as_text] == ["Tea tasting"]
+        assert memories.recent(kind="all", since=dt.date(2026, 11, 2)) == as_text
+        with pytest.raises(UsageError, match="not a date"):
+            memories.recent(kind="all", since="the day after")
+
+
 def test_the_library_prints_what_the_scripts_print(env, notes):
     with memory_search.open(memories_dir=str(notes.root)) as memories:
         memories.index()

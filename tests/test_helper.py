@@ -124,6 +124,13 @@ def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tm
     assert result.returncode == 3 and "index.py" in result.stderr
 
 
+def test_a_plugin_session_gets_its_own_hint_from_a_helper_started_elsewhere(helper_env, notes):
+    index(helper_env, notes)
+    _start_helper()  # started from a plain shell: no hint of its own
+    result = _only_helper("search", "tea", env={**helper_env, "MEMORIES_DIR": "", "MEMORIES_SETUP_HINT": "set X"})
+    assert result.returncode == 3 and result.stderr.endswith("no memories folder is set: set X\n")
+
+
 def test_the_helper_socket_is_private(helper_env, notes):
     helper.start_in_background()
     _wait_for_helper()

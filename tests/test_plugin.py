@@ -71,12 +71,14 @@ def hook_env(env: dict, memories, data: Path | None = None) -> dict:
 def test_the_session_end_hook_returns_at_once_and_indexes_in_the_background(env, memories, tmp_path):
     memories.write("wiki/hooks.md", "# Hooks\n\nThe SessionEnd hook indexes new memories.\n", title="Hooks")
     hook = hook_env(env, memories)
-    hook["MEMORIES_VENV"] = str(ROOT / ".venv")  # the developer's environment: nothing to build
+    (tmp_path / "plugin-data").mkdir()
+    (tmp_path / "plugin-data" / "venv").symlink_to(ROOT / ".venv")  # the developer's environment: nothing to build
+    hook["MEMORIES_VENV"] = str(tmp_path / "plugin-data" / "venv")
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(ROOT / "hooks/session_end.py")], env=hook, capture_output=True,
                           text=True, timeout=10)
     assert done.returncode == 0 and time.monotonic() - started < 1.5  # Claude Code gives SessionEnd about 1.5 s
-    log = Path(ROOT / ".venv").parent / "memory-search-setup.log"
+    log = tmp_path / "plugin-data" / "memory-search-setup.log"
     deadline = time.monotonic() + 180
     while "indexed 1 file(s)" not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, log.read_text() if log.exists() else "no log"

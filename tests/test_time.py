@@ -141,9 +141,12 @@ def test_mcp_http_and_knowledge_bases_get_it_from_the_core(env, weekly):
         with TestClient(app, base_url="http://127.0.0.1") as http:
             seed = http.get("/api/search", params={"db": "default", "q": "先週のリリース手順", "target": "semantic"})
             assert len(seed.json()["semantic"]) == 4  # the seed's route as it was: time words are not read
+            assert "x-memory-search-window" not in seed.headers
             timed_http = http.get("/api/search", params={"db": "default", "q": "先週のリリース手順",
                                                           "target": "semantic", "time": "1"})
             assert [group["source"].split("/memories/", 1)[1] for group in timed_http.json()["semantic"]] == [
                 weekly.paths["last"]]
+            window = json.loads(timed_http.headers["x-memory-search-window"])
+            assert window["since"] == (MONDAY - dt.timedelta(days=7)).isoformat() and window["inside"] is True
     finally:
         resources.close()

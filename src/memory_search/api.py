@@ -115,7 +115,7 @@ class Memories:
             raise UsageError("the path is empty: give a memory's path")
         relative = relative_path(Path(path).expanduser(), self.root)
         if relative is None:
-            raise PathOutside(f"{path} is outside the memories directory {self.root}")
+            raise PathOutside(f"{path} is outside the memories directory {self.root}: give a path inside it")
         # A link inside the directory names the memory it leads to, indexed under that memory's own path.
         try:
             real, real_root = Path(os.path.realpath(self.root / relative)), Path(os.path.realpath(self.root))
@@ -123,18 +123,20 @@ class Memories:
             raise MemoryNotFound(f"{path} is not a file in the memories directory {self.root}") from None
         if real != self.root / relative:
             if real != real_root and real_root not in real.parents:
-                raise PathOutside(f"{path} leads outside the memories directory {self.root}")
+                raise PathOutside(f"{path} leads outside the memories directory {self.root}: give a path inside it")
             relative = real.relative_to(real_root)
         return str(self.root / relative)
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
                days: int | None = None, since=None, until=None) -> list:
         """The newest records by date folder and file name (list of records.Record); no database.
-        since/until: dates, both inclusive."""
+        since/until: dates (or their text: YYYY-MM-DD, 先週, yesterday...), both inclusive."""
+        from . import params
         from .recent import list_recent
 
-        return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=since, until=until,
-                           missing=self.settings.missing_memories())
+        dates = params.check({"since": since, "until": until})
+        return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=dates["since"],
+                           until=dates["until"], missing=self.settings.missing_memories())
 
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of

@@ -59,7 +59,7 @@ class Parameter:
             if isinstance(raw, bool) or not isinstance(raw, int):
                 raise ParameterError(self.name, f"{P} {raw!r} is not a whole number")
             if (self.minimum is not None and raw < self.minimum) or (self.maximum is not None and raw > self.maximum):
-                raise ParameterError(self.name, f"{P} {raw} is outside {self.range_text}")
+                raise ParameterError(self.name, f"{P} {raw} is out of range: give {self.range_text}")
             return raw
         if kind == "number":
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):

@@ -37,14 +37,14 @@ def resolve(root: Path, path: str) -> PurePosixPath:
         raise PathOutside(f"{path}: '..' is not allowed; give a path inside the memories directory")
     relative = relative_path(given, root)
     if relative is None:
-        raise PathOutside(f"{path} is outside the memories directory {root}")
+        raise PathOutside(f"{path} is outside the memories directory {root}: give a path inside it")
     try:
         real_root = os.path.realpath(root)
         real = os.path.realpath(os.path.join(root, relative))
     except OSError:  # a link that changed while it was being followed
         raise MemoryNotFound(f"{path} is not a file in the memories directory {root}") from None
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise PathOutside(f"{path} leads outside the memories directory {root}")
+        raise PathOutside(f"{path} leads outside the memories directory {root}: give a path inside it")
     inside = PurePosixPath(Path(real).relative_to(real_root).as_posix())
     if not inside.parts or any(part.startswith(".") for part in inside.parts) or inside.suffix != ".md":
         raise PathOutside(f"{path} is not a memory (a .md file, not hidden) in the memories directory {root}")

@@ -21,15 +21,18 @@ from ..errors import MemorySearchError, ParameterError, UsageError, first_line, 
 from ..hints import command as hint
 from .outcomes import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, exit_code
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  success, also when nothing matched
-  1  runtime failure (database, embedding service, index mismatch)
-  2  usage error (bad flag, empty query, --top outside 1..100)
-  3  the memories directory or the index is missing"""
-INDEX_EXIT_CODES_HELP = EXIT_CODES_HELP + """
-  4  the index is up to date except for files that could not be
-     indexed (each listed with its reason)"""
+def exit_codes_help(usage: str = "bad flag or value", missing: str | None = "the memories directory or the index is "
+                    "missing", failure: str = "database, embedding service, index mismatch", *more: str,
+                    success: str = "success, also when nothing matched") -> str:
+    """The Exit codes paragraph of a script's --help: what 0 to 3 mean for it, then `more` lines."""
+    lines = [f"  0  {success}", f"  1  runtime failure ({failure})", f"  2  usage error ({usage})"]
+    lines += [f"  3  {missing}"] if missing else []
+    return "\b\nExit codes:\n" + "\n".join([*lines, *more, "  130  interrupted"])
+
+
+EXIT_CODES_HELP = exit_codes_help("bad flag, empty query, --top outside 1..100")
+PATH_EXIT_CODES_HELP = exit_codes_help("bad flag, a path outside the memories directory",
+                                       "the memories directory or the index is missing, or the memory is not indexed")
 
 
 @dataclass
@@ -329,7 +332,7 @@ SIMILAR_EXAMPLES = """\
   similar.py wiki/dev/commit-conventions.md --include-superseded --top 10   # the 2025 style it replaced too"""
 
 
-@command(SIMILAR_EXAMPLES)
+@command(SIMILAR_EXAMPLES, exit_codes=PATH_EXIT_CODES_HELP)
 @click.argument("path")
 @option("top", help="how many files to return, 1..100")
 @_scope_and_format()
@@ -366,7 +369,8 @@ RECENT_EXAMPLES = """\
   recent.py --kind all --format paths"""
 
 
-@command(RECENT_EXAMPLES, RECENT_ENVIRONMENT_HELP)
+@command(RECENT_EXAMPLES, RECENT_ENVIRONMENT_HELP, exit_codes_help(
+    "bad flag or date", "the memories directory is missing", "a memories directory that cannot be read"))
 @option("kind", help=None)
 @option("top", help="how many records, 1..100")
 @option("project")
@@ -406,7 +410,10 @@ INDEX_EXAMPLES = """\
   index.py --watch                  # keep the index fresh while files change"""
 
 
-@command(INDEX_EXAMPLES, exit_codes=INDEX_EXIT_CODES_HELP)
+@command(INDEX_EXAMPLES, exit_codes=exit_codes_help(
+    "bad flag", "the memories directory is missing", "database, embedding service, another index run under way",
+    "  4  the index is up to date except for files that could not be\n     indexed (each listed with its reason)",
+    success="the index is up to date"))
 @click.option("--rebuild", is_flag=True,
               help="build the index again beside the old one, then swap (searches keep working)")
 @click.option("--include", multiple=True, metavar="GLOB",
@@ -479,7 +486,8 @@ STATS_EXAMPLES = """\
   stats.py --searches               # the search log: count, p50/p95, queries that found nothing"""
 
 
-@command(STATS_EXAMPLES)
+@command(STATS_EXAMPLES, exit_codes=exit_codes_help(
+    "bad flag", failure="database; with --verify: the index and the directory differ"))
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @click.option("--verify", is_flag=True, help="check every file, chunk, posting and count against the directory; "
                                              "exit 1 and name the repair when something is wrong")
@@ -519,7 +527,7 @@ RELATED_EXAMPLES = """\
   related.py wiki/ops/dev-setup.md --include-superseded"""
 
 
-@command(RELATED_EXAMPLES)
+@command(RELATED_EXAMPLES, exit_codes=PATH_EXIT_CODES_HELP)
 @click.argument("path")
 @option("top", help="how many memories, 1..100")
 @format_option
@@ -554,7 +562,8 @@ EXPORT_EXAMPLES = """\
   export.py --format json --project agents --since 2026-10-01 --with-vectors"""
 
 
-@command(EXPORT_EXAMPLES)
+@command(EXPORT_EXAMPLES, exit_codes=exit_codes_help(
+    "bad flag or filter, an output that is not a regular file", failure="database, the output cannot be written"))
 @click.option("--format", "output_format", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl",
               show_default=True, help="JSON Lines, one JSON array, or CSV (UTF-8 with BOM and header, all quoted)")
 @click.option("--output", metavar="FILE", help="write here (appears only when complete) instead of stdout")
@@ -600,7 +609,9 @@ DB_EXAMPLES = """\
 
 
 @click.group(cls=Group, epilog="\b\nExamples:\n" + DB_EXAMPLES + "\n\n" + DATABASE_ENVIRONMENT_HELP + "\n\n"
-             + EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+             + exit_codes_help("bad flag or role name", None, "the server did not start or stop, database",
+                                             success="success"),
+             context_settings={"help_option_names": ["-h", "--help"]})
 def db_command():
     """Start, stop or check the embedded PostgreSQL server (used when no database URL is set), list the
     indexes a database holds, and make a role that may only read them.

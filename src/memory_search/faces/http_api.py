@@ -1,4 +1,4 @@
-"""The HTTP face: a read-only local API (Starlette on Uvicorn), bound to 127.0.0.1 only.
+"""The HTTP face: a read-only API (Starlette on Uvicorn), on 127.0.0.1 unless told otherwise (then with a token).
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
 /api/semantic, which are /api/search with a fixed target; /api/read returns a memory's lines; /graph
@@ -29,13 +29,14 @@ from .. import params
 from ..config import ENVIRONMENT_HELP, Settings
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
 from ..resources import Resources
-from .cli import Console, command, memories_option
+from .cli import Console, command, exit_codes_help, memories_option
 from .graph import graph_routes
 from .outcomes import outcome
 
 DEFAULT_DB = "default"
 DEFAULT_LIMIT, MAX_LIMIT = 10, params.MAX_TOP
 TARGETS = ("keyword", "semantic")
+WINDOW_HEADER = "X-Memory-Search-Window"  # the dates a query's time words named, with time=1
 CONNECTIONS = 4  # read-only connections open at once, across every db
 # /api/search's extensions beyond the seed's db, q, limit and target: the filters, as search.py has them.
 SEARCH_EXTENSIONS = {"tag": "tags", **{name: name for name in params.FILTER_NAMES if name != "tags"}}
@@ -207,11 +208,14 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                 read_time = "time" in query_params and query_values(request, {"time": "time"})["time"]
                 branches = [target] if target else list(TARGETS)
                 results: dict[str, list] = {}
+                windows = []
 
                 def search(branch: str):
                     with resources.open(database.settings) as memories:
-                        return memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters,
+                        hits = memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters,
                                                time=read_time)
+                    windows.append(hits.window)
+                    return hits
 
                 async def run(branch: str):
                     results[branch] = group_by_source(await anyio.to_thread.run_sync(search, branch))
@@ -219,7 +223,10 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                 async with anyio.create_task_group() as group:  # one failing branch cancels the other
                     for branch in branches:
                         group.start_soon(run, branch)
-                return JSONResponse({branch: results[branch] for branch in branches})
+                window = next((window for window in windows if window is not None), None)
+                # The body keeps the seed's shape; the window read from the query goes in a header (ASCII JSON).
+                headers = {WINDOW_HEADER: json.dumps(window.as_dict())} if window else None
+                return JSONResponse({branch: results[branch] for branch in branches}, headers=headers)
 
             return await answer(work)
 
@@ -346,8 +353,8 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
     from . import http_guard
 
     if host not in LOOPBACK and token_file is None:
-        raise UsageError(f"serving on {host}, beyond loopback, needs a token: give --token-file FILE (it is "
-                         "created with a random token when missing)")
+        raise UsageError(f"serving on {host}, beyond loopback, needs a token file: give --token-file FILE "
+                         "(created with a random token when missing)")
     token = http_guard.read_token(token_file) if token_file is not None else None
     # Uvicorn re-raises the signal that stopped it; exiting through Python lets the endpoint file go.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -383,7 +390,7 @@ SERVE_EXAMPLES = """\
   curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
   serve.py --token-file ~/.config/memory-search/token   # every route but /api/health needs the token
   serve.py --host 10.0.0.5 --port 8765 --token-file /etc/memory-search/token --allowed-host search.example.com
-  serve.py --db alice=index:alice --db bob=index:bob     # indexes other machines build (db.py indexes)
+  serve.py --db alice=index:memsearch_memories_c527b163   # an index another machine builds (db.py indexes)
   claude mcp add --transport http memory-search http://127.0.0.1:8765/mcp --header "Authorization: Bearer $TOKEN\""""
 
 SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
@@ -391,7 +398,9 @@ SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
                                 memory-search/databases.json (default ~/.config)"""
 
 
-@command(SERVE_EXAMPLES, SERVE_ENVIRONMENT)
+@command(SERVE_EXAMPLES, SERVE_ENVIRONMENT, exit_codes_help(
+    "bad flag, beyond loopback without a token file, a databases.json that cannot be read", None,
+    "the address cannot be bound, database", success="stopped by Ctrl-C or SIGTERM"))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="address to listen on; beyond loopback a token is required")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="port (0: a free one)")

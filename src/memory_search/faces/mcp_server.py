@@ -359,10 +359,11 @@ HELP = """\
 Usage: mcp_server.py
 
   Serve the memories to MCP clients (Claude Desktop, Claude Code, agent hosts)
-  over stdio. Tools: search, similar, recent, read_memory, index_status,
-  knowledge.search;
-  also the JSON-RPC method knowledge.search. Read-only. The model and the
-  database connection are loaded once, when the server starts.
+  over stdio. Tools: search, similar, recent, read_memory, refresh_index,
+  index_status, knowledge.search; also the JSON-RPC method knowledge.search.
+  Read-only but for refresh_index. The server answers at once; the model and
+  the database connection load in the background and stay loaded. serve.py
+  serves the same tools over Streamable HTTP at /mcp.
 
 Examples:
   claude mcp add memory-search -e MEMORIES_DIR=$HOME/memories -- /path/to/scripts/mcp_server.py
