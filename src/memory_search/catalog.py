@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from .config import Settings
+from .database import connect
 from .errors import UsageError
 from .schema import ManagedTables, read_meta
 
@@ -28,8 +30,13 @@ class IndexEntry:
         return self.__dict__.copy()
 
 
-def indexes(conn) -> list[IndexEntry]:
-    """Every memories index in the connection's schema (not the knowledge bases, not a rebuild under way)."""
+def indexes(settings: Settings) -> list[IndexEntry]:
+    """Every memories index in the database's schema (not the knowledge bases, not a rebuild under way)."""
+    with connect(settings, read_only=True) as conn:
+        return _indexes(conn)
+
+
+def _indexes(conn) -> list[IndexEntry]:
     rows = conn.execute(
         "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname LIKE 'memsearch\\_%\\_\\_meta' "
@@ -49,26 +56,36 @@ def indexes(conn) -> list[IndexEntry]:
     return found
 
 
-def find(conn, prefix: str) -> IndexEntry:
-    """The index with this prefix. Raises UsageError naming the ones there are."""
-    entries = indexes(conn)
+def served(settings: Settings, prefix: str) -> Settings:
+    """The settings that read the index with this prefix, built on another machine: the memories are there, so
+    answers come from the index alone. Raises UsageError naming the indexes there are."""
+    entries = indexes(settings)
     for entry in entries:
         if entry.prefix == prefix:
-            return entry
+            return settings.with_overrides(memories_dir=entry.memories_dir, table=entry.prefix, remote=True)
     known = ", ".join(entry.prefix for entry in entries) or "none"
     raise UsageError(f"no index {prefix!r} in this database: use one of {known} (db.py indexes lists them)")
 
 
-def grant_read(conn, role: str, password: str | None = None) -> list[str]:
-    """Let `role` read every memsearch table there is, and every table this connection's role creates later in
+def grant_read(settings: Settings, role: str, password: str | None = None) -> list[str]:
+    """Let `role` read every memsearch table there is, and every table the configured role creates later in
     the schema (new indexes, rebuilds: give the indexers a role of their own); with `password`, create the role
     first (it may log in). The role gets no other right. Returns the statements run, the password masked."""
     if not role or not role.replace("_", "").isalnum():
         raise UsageError(f"role {role!r}: use letters, digits and _")
+    if password is not None and len(password) < 12:
+        raise UsageError("the password is shorter than 12 characters: give a longer one")
+    with connect(settings, read_only=False) as conn:
+        return _grant_read(conn, role, password)
+
+
+def _grant_read(conn, role: str, password: str | None) -> list[str]:
     name = sql.Identifier(role)
     statements = []
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+    if password is None and not exists:
+        raise UsageError(f"role {role!r} does not exist: give a password to create it")
     if password is not None:
-        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
         statements.append(sql.SQL("ALTER ROLE {} LOGIN PASSWORD {}" if exists else
                                   "CREATE ROLE {} LOGIN PASSWORD {}").format(name, sql.Literal(password)))
     database, schema = conn.execute("SELECT current_database(), current_schema()").fetchone()

@@ -664,11 +664,9 @@ def db_indexes(console: Console, as_json):
     """List the memories indexes in the database: each machine's index of each memories folder, with the
     prefix serve.py's --db NAME=index:PREFIX takes."""
     from ..catalog import indexes
-    from ..database import connect
     from ..render import as_json as to_json
 
-    with connect(Settings.from_env(console.environ, console.cwd), read_only=True) as conn:
-        found = indexes(conn)
+    found = indexes(Settings.from_env(console.environ, console.cwd))
     if as_json:
         console.out(to_json([entry.as_dict() for entry in found]))
         return
@@ -688,7 +686,6 @@ def db_grant_read(console: Console, role, password_file):
     """Let ROLE read the memories indexes (SELECT on every memsearch table, and on those created later by the
     role running this), and nothing else: the role a search server connects with."""
     from ..catalog import grant_read
-    from ..database import connect
 
     password = None
     if password_file:
@@ -697,11 +694,8 @@ def db_grant_read(console: Console, role, password_file):
                 password = handle.read().strip()
         except OSError as error:
             raise UsageError(f"cannot read {password_file} ({error.strerror})") from None
-        if len(password) < 12:
-            raise UsageError(f"the password in {password_file} is shorter than 12 characters")
-    with connect(Settings.from_env(console.environ, console.cwd), read_only=False) as conn:
-        for statement in grant_read(conn, role, password):
-            console.out(statement)
+    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password):
+        console.out(statement)
 
 
 # --- the long-running faces ----------------------------------------------------------------------

@@ -101,7 +101,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
     db is read from the index alone: its memories are on the machine that builds it."""
     for database in databases:
         try:
-            chosen = _settings_of(settings, database, resources)
+            chosen = _settings_of(settings, database)
             with resources.open(chosen) as memories:
                 memories.search("warm up", top=1)
         except MemorySearchError as error:
@@ -110,14 +110,12 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
         database.settings = chosen
 
 
-def _settings_of(settings: Settings, database: Database, resources: Resources) -> Settings:
+def _settings_of(settings: Settings, database: Database) -> Settings:
     if database.index is None:
         return settings.with_overrides(memories_dir=database.memories_dir)
-    from ..catalog import find
+    from ..catalog import served
 
-    with resources.connections.connection(settings) as conn:
-        entry = find(conn, database.index)
-    return settings.with_overrides(memories_dir=entry.memories_dir, table=entry.prefix, remote=True)
+    return served(settings, database.index)
 
 
 # --- the application ------------------------------------------------------------------------------
