@@ -236,11 +236,20 @@ def test_search_never_writes(env, sample):
     assert {path: path.stat().st_mtime_ns for path in sample.root.rglob("*")} == before
 
 
-@pytest.mark.parametrize("script", ["search", "recent", "index", "stats", "db"])
-def test_every_script_documents_examples_environment_and_exit_codes(env, script):
+@pytest.mark.parametrize(
+    "script, variable",
+    [
+        ("search", "MEMORIES_DIR"),
+        ("recent", "MEMORIES_DIR"),
+        ("index", "MEMORIES_DIR"),
+        ("stats", "MEMORIES_DIR"),
+        ("db", "MEMORIES_DATABASE_URL"),
+    ],
+)
+def test_every_script_documents_examples_environment_and_exit_codes(env, script, variable):
     result = run_script(script, "--help", env=env)
     assert result.returncode == 0
-    for heading in ("Examples:", "Environment:", "Exit codes:", "MEMORIES_DIR"):
+    for heading in ("Examples:", "Environment:", "Exit codes:", variable):
         assert heading in result.stdout
 
 
