@@ -176,9 +176,9 @@ PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
     Parameter("mode", "choice", "retrieval legs (default: hybrid; semantic on a bare CocoIndex table)",
               "Retrieval legs: hybrid (default), semantic (meaning only) or keyword (exact words, identifiers, "
               "error codes).", choices=MODES),
-    Parameter("min_score", "number", "drop hits scoring below this",
-              "Drop hits scoring below this; the scale depends on the mode (hybrid 0..1, semantic cosine, "
-              "keyword BM25)."),
+    Parameter("min_score", "number", "drop hits whose relevance score (0..1, every mode) is below this",
+              "Drop hits whose relevance score is below this: the estimated probability that the hit answers "
+              "the query, 0..1, on the same scale in every mode (0.5: likely an answer; none by default)."),
     Parameter("path", "text", "a memory's path",
               "The memory: an absolute path from a result, or a path relative to the memories directory."),
     Parameter("start_line", "integer", "first line to return", "First line to return (default 1).",
