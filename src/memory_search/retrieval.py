@@ -156,12 +156,12 @@ class Searcher:
             model = calibration.model(mode) if calibration is not None else None
             if len(legs) > 1 and (model is not None or request.fusion == "learned"):
                 learned = calibration.fusion if calibration is not None and mode == "hybrid" else None
-                if learned is not None:
+                fused = None
+                if learned is not None:  # the hybrid score reads the learned fusion's, whatever orders the list
                     self._complete_signals(signals, legs, vector, scored_terms, term_weights)
-                if request.fusion == "learned" and learned is not None:
                     fused = relevance.fuse(signals, relevance.cjk_bytes_share(request.query), learned)
-                else:
-                    fused = fuse(legs, "rrf" if request.fusion == "learned" else request.fusion)
+                if fused is None or request.fusion != "learned":
+                    fused = fuse(legs, request.fusion)
             else:
                 fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
             hits = self._collect(fused, legs, request, term_weights,
