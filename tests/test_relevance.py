@@ -10,8 +10,9 @@ import pytest
 from conftest import index, search
 
 NOTES = {
-    "wiki/ops/backup.md": ("バックアップ運用", "# バックアップ運用\n\n毎晩 2 時に夜間バッチでデータベースのダンプを取り、"
-                           "オブジェクトストレージへ送る。\n復元手順は月に一度リハーサルする。保存期間は 30 日。\n"),
+    "wiki/ops/backup.md": ("バックアップ運用", "# バックアップ運用\n\n毎晩 2 時に夜間バッチでデータベースの"
+                           "ダンプを取り、オブジェクトストレージへ送る。\n復元手順は月に一度リハーサルする。"
+                           "保存期間は 30 日。\n"),
     "wiki/search/hnsw.md": ("Tuning the HNSW index", "# Tuning the HNSW index\n\nWe raised ef_search from 40 to 100 "
                             "and rebuilt the index with m = 16 and ef_construction = 64.\nRecall on our evaluation "
                             "queries went from 0.91 to 0.98 while latency stayed under 10 ms.\n"),

@@ -164,28 +164,18 @@ class ManagedLayout(Layout):
         total_weight = sum(weights.values())
         candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
                       for id_, filename, score, weight in rows]
-        return KeywordResult(candidates, weights, exhausted, {term: weights[term] for term in scored})
+        return KeywordResult(candidates, weights, exhausted)
 
-    def fusion_signals(self, conn, vector, ids, keyword_ids, scored):
-        """What the learned fusion needs of chunks one leg left out (see relevance.py): for every chunk of
-        `ids`, its cosine to `vector` (None while it waits for its embedding) and its text's length in
-        bytes and characters (its language); for those of `keyword_ids`, their BM25 and matched term
-        weight over the `scored` terms (term -> weight), as the keyword leg computes them."""
+    def fusion_signals(self, conn, vector, ids) -> dict[int, tuple]:
+        """What the learned fusion needs of chunks one leg left out (see relevance.py), in one light round
+        trip: chunk id -> (its cosine to `vector`, None while it waits for its embedding; its text's length
+        in bytes and in characters, which tell its language)."""
         rows = conn.execute(sql.SQL(
             "SELECT id, 1 - (embedding <=> %s::{}), octet_length(chunk_text), char_length(chunk_text) "
             "FROM {} WHERE id = ANY(%s)").format(sql.SQL(self.info.vector_type), self.tables.sql("chunks")),
             (vector_literal(vector), list(ids))).fetchall()
-        signals = {id_: (None if cosine is None else float(cosine), octets, characters)
-                   for id_, cosine, octets, characters in rows}
-        keyword = {}
-        if keyword_ids and scored:
-            bm25 = sql.SQL(f"q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / %s))")
-            keyword = {id_: (float(score), float(weight)) for id_, score, weight in conn.execute(sql.SQL(
-                "SELECT p.chunk_id, sum({bm25}), sum(q.w) FROM unnest(%s::text[], %s::float8[]) AS q(t, w) "
-                "JOIN {postings} p ON p.term = q.t WHERE p.chunk_id = ANY(%s) GROUP BY p.chunk_id").format(
-                bm25=bm25, postings=self.tables.sql("postings")),
-                (self.average_terms or 1.0, list(scored), list(scored.values()), list(keyword_ids))).fetchall()}
-        return signals, keyword
+        return {id_: (None if cosine is None else float(cosine), octets, characters)
+                for id_, cosine, octets, characters in rows}
 
     def complete(self, conn, candidates):
         rows = conn.execute(sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s)").format(

@@ -57,7 +57,6 @@ class KeywordResult:
     candidates: list[Candidate]
     weights: dict[str, float]  # query term -> BM25 query weight (IDF x count)
     exhausted: bool  # no more candidates exist beyond these
-    scored: dict[str, float] = field(default_factory=dict)  # the terms the BM25 scores sum over, with their weights
 
 
 @dataclass
@@ -142,14 +141,13 @@ class Searcher:
             legs: dict[str, list] = {}
             exhausted = True
             term_weights = {term: 1.0 for term in terms or tokenize(request.query)}
-            scored_terms: dict[str, float] = {}
             if vector is not None:
                 legs["semantic"] = self.layout.semantic(self.conn, vector, request.filters, fetch, exclude)
                 exhausted = len(legs["semantic"]) < fetch
             if terms is not None:
                 keyword = first_keyword or self.layout.keyword(self.conn, terms, request.filters, fetch)
                 first_keyword = None
-                legs["keyword"], term_weights, scored_terms = keyword.candidates, keyword.weights, keyword.scored
+                legs["keyword"], term_weights = keyword.candidates, keyword.weights
                 exhausted = exhausted and keyword.exhausted
             signals = _leg_signals(legs, term_weights)
             mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
@@ -158,7 +156,7 @@ class Searcher:
                 learned = calibration.fusion if calibration is not None and mode == "hybrid" else None
                 fused = None
                 if learned is not None:  # the hybrid score reads the learned fusion's, whatever orders the list
-                    self._complete_signals(signals, legs, vector, scored_terms, term_weights)
+                    self._complete_signals(signals, legs, vector)
                     fused = relevance.fuse(signals, relevance.cjk_bytes_share(request.query), learned)
                 if fused is None or request.fusion != "learned":
                     fused = fuse(legs, request.fusion)
@@ -189,25 +187,20 @@ class Searcher:
                 continue
             hit.stale = indexed.get(hit.path) != (stat.st_size, stat.st_mtime_ns)
 
-    def _complete_signals(self, signals: dict[int, dict], legs: dict[str, list], vector, scored: dict,
-                          weights: dict) -> None:
-        """Give every chunk of both legs the signals of the leg that left it out, and its language."""
-        keyword_ids = {candidate.id for candidate in legs["keyword"]}
-        lengths, keyword = self.layout.fusion_signals(self.conn, vector, signals.keys(),
-                                                      [chunk_id for chunk_id in signals if chunk_id not in keyword_ids],
-                                                      scored)
-        ceiling, total = relevance.bm25_ceiling(weights), sum(weights.values()) or 1.0
+    def _complete_signals(self, signals: dict[int, dict], legs: dict[str, list], vector) -> None:
+        """Give every chunk of both legs its cosine and its language. A chunk the keyword leg did not return
+        has no keyword part: it matched nothing, or less than the leg's last (hundredth) hit."""
+        found = self.layout.fusion_signals(self.conn, vector, signals.keys())
         cosines = [candidate.score for candidate in legs["semantic"]]
         for chunk_id, signal in signals.items():
-            cosine, octets, characters = lengths.get(chunk_id, (None, 0, 0))
+            cosine, octets, characters = found.get(chunk_id, (None, 0, 0))
             if "cos" not in signal:
                 if cosine is None:  # still waiting for its embedding: the cosine of its keyword rank, as RRF assumes
                     cosine = cosines[min(signal["rank"], len(cosines)) - 1]
                     signal["imputed"] = True
                 signal["cos"] = cosine
-            if "bm25n" not in signal:
-                bm25, weight = keyword.get(chunk_id, (0.0, 0.0))
-                signal["bm25n"], signal["cov"] = bm25 / ceiling if ceiling else 0.0, min(1.0, weight / total)
+            signal.setdefault("bm25n", 0.0)
+            signal.setdefault("cov", 0.0)
             signal["lang"] = (octets - characters) / (2 * characters) if characters else 0.0
 
     # --- from chunks to hits ----------------------------------------------------------------
