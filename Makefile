@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test lint test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time clean browser
+.PHONY: install demo test lint test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time calibrate clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 INSTALLED := $(VENV)/.installed
@@ -74,13 +74,20 @@ clean:
 bench: install
 	$(BIN)/python tools/bench.py
 
+# Each set also with questions no document of it answers (tools/abstention_sets.py): per mode, the share of
+# them left with no result at --min-score 0.5, the share of answerable queries keeping their right document,
+# and the scores' calibration.
 EVAL ?= ../shared/eval
+SETS ?= /tmp/memory-search-abstention
+UNANSWERABLE = --abstain $(SETS)/unanswerable
 eval: install
-	$(BIN)/python tools/eval.py $(EVAL)/scifact-train --split train
-	$(BIN)/python tools/eval.py $(EVAL)/jsquad-dev --split dev
-	$(BIN)/python tools/eval.py $(EVAL)/jaquad-train --split train
-	$(BIN)/python tools/eval.py examples/eval/ja-questions-en-notes --split test
-	$(BIN)/python tools/eval.py examples/eval/en-questions-ja-notes --split test
+	$(BIN)/python tools/abstention_sets.py $(SETS) --eval $(EVAL) --notes $(NOTES_SRC)/set
+	$(BIN)/python tools/eval.py $(EVAL)/scifact-train --split train $(UNANSWERABLE)/scifact-train.jsonl
+	$(BIN)/python tools/eval.py $(EVAL)/jsquad-dev --split dev $(UNANSWERABLE)/jsquad-dev.jsonl
+	$(BIN)/python tools/eval.py $(EVAL)/jaquad-train --split train $(UNANSWERABLE)/jaquad-train.jsonl
+	$(BIN)/python tools/eval.py examples/eval/ja-questions-en-notes --split test $(UNANSWERABLE)/ja-questions-en-notes.jsonl
+	$(BIN)/python tools/eval.py examples/eval/en-questions-ja-notes --split test $(UNANSWERABLE)/en-questions-ja-notes.jsonl
+	$(BIN)/python tools/eval.py $(SETS)/memories-questions --split test $(UNANSWERABLE)/memories-questions.jsonl
 
 # The package-notes set (examples/eval/package-notes): npm READMEs, queries = their descriptions.
 NOTES_SRC ?= /tmp/memory-search-package-notes
@@ -89,8 +96,13 @@ eval-notes: install
 	cp examples/eval/package-notes/package.json examples/eval/package-notes/package-lock.json $(NOTES_SRC)/src/
 	cd $(NOTES_SRC)/src && npm ci --ignore-scripts --no-audit --no-fund --silent
 	$(BIN)/python examples/eval/package-notes/build.py $(NOTES_SRC)/src/node_modules $(NOTES_SRC)/set
-	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split ja
-	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split en
+	$(BIN)/python tools/abstention_sets.py $(SETS) --eval $(EVAL) --notes $(NOTES_SRC)/set
+	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split ja $(UNANSWERABLE)/package-notes.jsonl
+	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split en $(UNANSWERABLE)/package-notes.jsonl
+
+# Refit the relevance score (src/memory_search/data/relevance.json) on the development sets.
+calibrate: install
+	$(BIN)/python tools/calibrate.py --eval $(EVAL) --notes $(NOTES_SRC)/set --write
 
 # Time-bound questions over session summaries and minutes dated relative to today (tools/time_questions.py).
 TIME_SET ?= /tmp/memory-search-time-set

@@ -25,14 +25,16 @@ EVAL_EXAMPLES = """\
   time_questions.py /tmp/time-set && eval.py /tmp/time-set --split test --modes hybrid,hybrid:no-time
   eval.py DATASET --split test --compare hybrid:rrf-equal,hybrid
   eval.py DATASET --split test --save before.json     # then, after a tokenizer change:
-  eval.py DATASET --split test --against before.json"""
+  eval.py DATASET --split test --against before.json
+  eval.py examples/eval/ja-questions-en-notes --split test --abstain unanswerable.jsonl
+  (tools/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
 
 
 @command(EVAL_EXAMPLES)
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
 @click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, each optionally "
-                                             "with :OPTION[+OPTION...], OPTION a fusion (rrf, rrf-equal, convex, "
+                                             "with :OPTION[+OPTION...], OPTION a fusion (learned, rrf, rrf-equal, convex, "
                                              "convex-equal, weighted, weighted-equal) or no-time (time words are "
                                              "not read) (default: keyword,semantic,hybrid, and rerank with a "
                                              "Voyage key)")
@@ -43,8 +45,15 @@ EVAL_EXAMPLES = """\
 @click.option("--against", "against_path", type=click.Path(exists=True, dir_okay=False),
               help="compare each mode with the same mode in a report saved by --save (another build or version)")
 @click.option("--limit-queries", type=click.IntRange(min=1), help="score a sample of N queries (fixed seed)")
+@click.option("--abstain", "abstain_path", type=click.Path(exists=True),
+              help="questions that no document of DATASET answers (JSON Lines of {_id, text}, or a BEIR folder): "
+                   "also report, per mode, the share of them left with no result at --threshold, the share of "
+                   "answerable queries that keep a relevant document, and the scores' calibration")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="the --min-score the abstention figures are measured at")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def eval_command(dataset, split, modes, compare, save_path, against_path, limit_queries, as_json):
+def eval_command(dataset, split, modes, compare, save_path, against_path, limit_queries, abstain_path, threshold,
+                 as_json):
     """Measure retrieval quality on a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels/).
 
     Writes the documents as a memories directory in a temporary folder (each at its
@@ -54,7 +63,13 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
     metadata.today is the date they count from), and prints nDCG@10, Recall@10, Recall@100, MRR@10 and the median
     query time per mode; with --compare or --against, each configuration's gain over the other
     with its per-query wins, losses and ties. The @10 figures and the time are those of a search
-    for ten results, as search.py makes by default; Recall@100, of a search for 100."""
+    for ten results, as search.py makes by default, with no score floor; Recall@100, of a search
+    for 100.
+
+    With --abstain, per mode: "abstain", the share of the unanswerable questions whose search for ten
+    leaves nothing at --min-score THRESHOLD; "keep", of the answerable queries whose unthresholded
+    first ten hold a relevant document, the share that still hold one at THRESHOLD; "ECE", the
+    expected calibration error of every shown hit's score against the qrels (10 bins), with the bins."""
     import json
     from pathlib import Path
 
@@ -82,7 +97,13 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the temporary index
-    report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress())
+    unanswerable = None
+    if abstain_path:
+        from evaluation import read_queries
+
+        unanswerable = read_queries(Path(abstain_path))
+    report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress(),
+                      unanswerable=unanswerable, threshold=threshold)
     compare_reports(report, pair, saved)
     if save_path:
         Path(save_path).write_text(to_json(report.summary() | {"per_query": report.per_query}) + "\n",

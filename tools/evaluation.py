@@ -18,6 +18,8 @@ from memory_search.errors import UsageError
 
 SEED = 20261130
 CUTOFFS = {"ndcg@10": 10, "recall@10": 10, "recall@100": 100, "mrr@10": 10}
+THRESHOLD = 0.5  # the --min-score the abstention figures are measured at
+BINS = 10  # reliability bins of the calibration figures
 
 
 @dataclass
@@ -128,6 +130,53 @@ def compare(base: str, base_scores: dict[str, float], other: str, other_scores: 
                       sum(abs(d) <= 1e-9 for d in differences))
 
 
+def read_queries(path: Path) -> dict[str, str]:
+    """Questions from a JSON Lines file ({_id, text} a line), or a BEIR folder's queries.jsonl."""
+    path = path / "queries.jsonl" if path.is_dir() else path
+    try:
+        with open(path, encoding="utf-8") as handle:
+            items = [json.loads(line) for line in handle if line.strip()]
+        return {str(item["_id"]): str(item["text"]) for item in items}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"cannot read questions from {path} ({error}): give a JSON Lines file of "
+                         '{"_id": ..., "text": ...}') from None
+
+
+def abstention(hits_scores: dict[str, list[float]], threshold: float = THRESHOLD) -> float:
+    """The share of unanswerable questions left with no hit at `threshold`."""
+    if not hits_scores:
+        return float("nan")
+    return round(sum(all(score < threshold for score in scores) for scores in hits_scores.values())
+                 / len(hits_scores), 4)
+
+
+def keeping(judged: dict[str, list[tuple[float, int]]], threshold: float = THRESHOLD) -> tuple[float, int]:
+    """Of the answerable questions whose first ten (unthresholded) held a relevant document, the share that
+    still hold one at `threshold`; and how many such questions there were."""
+    found = {query_id: hits for query_id, hits in judged.items() if any(grade > 0 for _, grade in hits)}
+    if not found:
+        return float("nan"), 0
+    kept = sum(any(grade > 0 and score >= threshold for score, grade in hits) for hits in found.values())
+    return round(kept / len(found), 4), len(found)
+
+
+def reliability(judged: dict[str, list[tuple[float, int]]], bins: int = BINS) -> tuple[float, list[dict]]:
+    """Expected calibration error and reliability bins of the scores of every hit shown (first ten) against
+    the qrels: in each bin of score, the hits, their mean score and the share of them that are relevant."""
+    pairs = [(score, 1.0 if grade > 0 else 0.0) for hits in judged.values() for score, grade in hits]
+    table, error = [], 0.0
+    for index in range(bins):
+        low, high = index / bins, (index + 1) / bins
+        inside = [(score, label) for score, label in pairs if low <= score < high or (index == bins - 1 and score == 1)]
+        if inside:
+            mean = sum(score for score, _ in inside) / len(inside)
+            share = sum(label for _, label in inside) / len(inside)
+            error += len(inside) / len(pairs) * abs(mean - share)
+            table.append({"bin": f"{low:.1f}-{high:.1f}", "hits": len(inside), "mean_score": round(mean, 4),
+                          "relevant": round(share, 4)})
+    return (round(error, 4) if pairs else float("nan")), table
+
+
 def score_run(runs: dict[str, list[str]], deep_runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
     """The @10 figures from `runs` (searches for 10 results, as a user makes them), R@100 from `deep_runs`."""
     totals = dict.fromkeys(CUTOFFS, 0.0)
@@ -162,8 +211,8 @@ def parse_mode(mode: str) -> dict:
     leg, _, options = mode.partition(":")
     if leg not in LEGS:
         raise UsageError(f"unknown mode {mode!r}: use {', '.join(LEGS)}, optionally with :OPTION")
-    request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, rerank=leg == "rerank", fusion="rrf",
-                   snippets=False)
+    request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, rerank=leg == "rerank", fusion="learned",
+                   snippets=False, min_score=0.0)  # the ranking as it is, with no score floor
     for option in filter(None, options.split("+")):
         if option in FUSIONS:
             request["fusion"] = option
@@ -197,6 +246,8 @@ class Report:
     query_ms: dict[str, float] = field(default_factory=dict)  # mode -> median latency
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> query id -> nDCG@10
     comparisons: list[Comparison] = field(default_factory=list)
+    # mode -> abstain (unanswerable questions with no hit at the threshold), keep, ece, bins (--abstain)
+    abstention: dict[str, dict] = field(default_factory=dict)
 
     def summary(self) -> dict:
         """The report without the per-query scores, as eval.py --json prints it."""
@@ -205,8 +256,13 @@ class Report:
 
 
 def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
-             progress=None, keep_dir: Path | None = None) -> Report:
-    """Index the set as a memories directory, run every query in every mode, and score the runs."""
+             progress=None, keep_dir: Path | None = None, unanswerable: dict[str, str] | None = None,
+             threshold: float = THRESHOLD) -> Report:
+    """Index the set as a memories directory, run every query in every mode, and score the runs.
+
+    unanswerable: questions no document of the set answers; with them, each mode also reports the share of
+    them left with no result at `threshold`, the share of answerable questions that keep their relevant
+    document at `threshold`, and the calibration of the scores against the qrels."""
     from memory_search.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
     from memory_search.filters import Filters
@@ -233,19 +289,29 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, rerank)
             for mode in modes:
                 request = parse_mode(mode) | {"filters": Filters()}
-                runs, deep_runs, timings = {}, {}, []
+                runs, deep_runs, timings, judged = {}, {}, [], {}
                 for query_id, text in dataset.queries.items():
                     asked = request | {"today": dataset.today.get(query_id)}
                     began = time.perf_counter()
                     hits = search_in_time(SearchRequest(query=text, **(asked | {"top": 10})), searcher.search)
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
+                    judged[query_id] = [(hit.score, dataset.qrels[query_id].get(paths[hit.path], 0)) for hit in hits]
                     # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
                     deep = search_in_time(SearchRequest(query=text, **(asked | {"rerank": False})), searcher.search)
                     deep_runs[query_id] = [paths[hit.path] for hit in deep]
                 report.results[mode] = score_run(runs, deep_runs, dataset)
                 report.per_query[mode] = per_query_ndcg(runs, dataset)
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
+                if unanswerable is not None:
+                    scores = {query_id: [hit.score for hit in searcher.search(
+                        SearchRequest(query=text, **(request | {"top": 10, "rerank": False})))]
+                        for query_id, text in unanswerable.items()}
+                    keep, answerable = keeping(judged, threshold)
+                    ece, bins = reliability(judged)
+                    report.abstention[mode] = {"threshold": threshold, "unanswerable": len(scores),
+                                               "abstain": abstention(scores, threshold), "answerable": answerable,
+                                               "keep": keep, "ece": ece, "bins": bins}
         return report
     finally:
         with connect(settings.with_overrides(memories_dir=str(root)), read_only=False) as conn:

@@ -13,6 +13,18 @@ def eval_text(report) -> str:
     for comparison in report.comparisons:
         lines.append(f"{comparison.other} vs {comparison.base}: nDCG@10 {comparison.delta:+.4f}, "
                      f"{comparison.wins} queries better, {comparison.losses} worse, {comparison.ties} unchanged")
+    if report.abstention:
+        first = next(iter(report.abstention.values()))
+        lines.append(f"at --min-score {first['threshold']}: abstain = unanswerable questions ({first['unanswerable']}) "
+                     f"left with no result; keep = answerable queries whose first ten held a relevant document "
+                     f"({first['answerable']}) that still do; ECE = calibration of the shown hits' scores on the qrels")
+        lines.append(f"{'mode':<22} {'abstain':>8} {'keep':>8} {'ECE':>8}   reliability (score bin: hits, mean "
+                     f"score, share relevant)")
+        for mode, figures in report.abstention.items():
+            bins = "; ".join(f"{b['bin']}: {b['hits']}, {b['mean_score']:.2f}, {b['relevant']:.2f}"
+                             for b in figures["bins"])
+            lines.append(f"{mode:<22} {figures['abstain']:>8.4f} {figures['keep']:>8.4f} {figures['ece']:>8.4f}   "
+                         f"{bins}")
     return "\n".join(lines)
 
 

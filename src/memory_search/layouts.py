@@ -168,6 +168,17 @@ class ManagedLayout(Layout):
                       for id_, filename, score, weight in rows]
         return KeywordResult(candidates, weights, exhausted)
 
+    def fusion_signals(self, conn, vector, ids) -> dict[int, tuple]:
+        """What the learned fusion needs of chunks one leg left out (see relevance.py), in one light round
+        trip: chunk id -> (its cosine to `vector`, None while it waits for its embedding; its text's length
+        in bytes and in characters, which tell its language)."""
+        rows = conn.execute(sql.SQL(
+            "SELECT id, 1 - (embedding <=> %s::{}), octet_length(chunk_text), char_length(chunk_text) "
+            "FROM {} WHERE id = ANY(%s)").format(sql.SQL(self.info.vector_type), self.tables.sql("chunks")),
+            (vector_literal(vector), list(ids))).fetchall()
+        return {id_: (None if cosine is None else float(cosine), octets, characters)
+                for id_, cosine, octets, characters in rows}
+
     def complete(self, conn, candidates):
         rows = conn.execute(sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s)").format(
             self._COLUMNS, self.tables.sql("chunks")), ([candidate.id for candidate in candidates],)).fetchall()

@@ -194,9 +194,9 @@ PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
               "the records' dates, and search the rest of the query within it (default true; explicit since/until "
               "win). Undated records fall outside any window; when nothing inside matches, the matches from any "
               "date are returned, each with window.inside false.", default=True),
-    Parameter("min_score", "number", "drop hits scoring below this",
-              "Drop hits scoring below this; the scale depends on the mode (hybrid 0..1, semantic cosine, "
-              "keyword BM25)."),
+    Parameter("min_score", "number", "drop hits whose relevance score (0..1, every mode) is below this",
+              "Drop hits whose relevance score is below this: the estimated probability that the hit answers "
+              "the query, 0..1, on the same scale in every mode (0.5: likely an answer; none by default)."),
     Parameter("path", "text", "a memory's path",
               "The memory: an absolute path from a result, or a path relative to the memories directory."),
     Parameter("start_line", "integer", "first line to return", "First line to return (default 1).",

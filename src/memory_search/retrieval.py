@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from . import relevance
 from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
 from .filters import Filters
 from .records import Record
@@ -14,7 +15,8 @@ from .snippets import snippet
 from .tokens import tokenize
 
 MODES = ("hybrid", "semantic", "keyword")
-FUSIONS = ("rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
+# learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).
+FUSIONS = ("learned", "rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
 RRF_K = 60
 # Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for
 # deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
@@ -30,9 +32,9 @@ class SearchRequest:
     mode: str | None = None  # None: hybrid when the index has a keyword leg, else semantic
     filters: Filters = field(default_factory=Filters)
     dedupe: bool = True
-    min_score: float | None = None
+    min_score: float | None = None  # on the relevance score's scale (relevance.py), the same in every mode
     rerank: bool = False
-    fusion: str = "rrf"
+    fusion: str = "learned"
     snippets: bool = True  # eval needs only the ranking
     time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
     today: dt.date | None = None  # what time words count from; None: the local date
@@ -122,7 +124,8 @@ class Hit:
     end_line: int | None
     chunk_text: str
     chunk_index: int | None = None
-    legs: dict = field(default_factory=dict)  # leg -> {"rank", "score"}, for --explain
+    # leg -> {"rank", "score"} (cosine, BM25), and "relevance": the signals the score was computed from
+    legs: dict = field(default_factory=dict)
     stale: bool | None = None  # the file changed since it was indexed (None: the layout cannot tell)
 
     @property
@@ -173,16 +176,21 @@ class Searcher:
         return self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
 
     def similar(self, filename: str, request: SearchRequest) -> list[Hit]:
-        """The records nearest in meaning to an indexed file: the mean of its chunk vectors, the file left out."""
+        """The records nearest in meaning to an indexed file: the mean of its chunk vectors, the file left out.
+        Scores stay cosine similarities: the relevance model is fitted on questions, not on whole memories."""
         vectors = self.layout.vectors_of(self.conn, filename)
         if not vectors:
             raise MemoryNotFound(f"{filename} is not in the index: run index.py, or check the path")
         centroid = [sum(values) / len(vectors) for values in zip(*vectors)]
-        return self._run(request, centroid, None, exclude=filename)
+        return self._run(request, centroid, None, exclude=filename, scored=False)
 
     def _run(self, request: SearchRequest, vector, terms: Counter | None, exclude: str | None = None,
-             first_keyword: KeywordResult | None = None) -> list[Hit]:
+             first_keyword: KeywordResult | None = None, scored: bool = True) -> list[Hit]:
         fetch = _fetch(request, fused=vector is not None and terms is not None)
+        if request.fusion not in FUSIONS:
+            raise UsageError(f"unknown fusion {request.fusion!r}: use one of {', '.join(FUSIONS)}")
+        embedder = getattr(self.embedder, "spec", None) if vector is not None else None
+        calibration = relevance.calibration(embedder.key if embedder is not None else None) if scored else None
         while True:
             legs: dict[str, list] = {}
             exhausted = True
@@ -195,8 +203,21 @@ class Searcher:
                 first_keyword = None
                 legs["keyword"], term_weights = keyword.candidates, keyword.weights
                 exhausted = exhausted and keyword.exhausted
-            fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
-            hits = self._collect(fused, legs, request, term_weights)
+            signals = _leg_signals(legs, term_weights)
+            mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
+            model = calibration.model(mode) if calibration is not None else None
+            if len(legs) > 1 and (model is not None or request.fusion == "learned"):
+                learned = calibration.fusion if calibration is not None and mode == "hybrid" else None
+                fused = None
+                if learned is not None:  # the hybrid score reads the learned fusion's, whatever orders the list
+                    self._complete_signals(signals, legs, vector)
+                    fused = relevance.fuse(signals, relevance.cjk_bytes_share(request.query), learned)
+                if fused is None or request.fusion != "learned":
+                    fused = fuse(legs, request.fusion)
+            else:
+                fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
+            hits = self._collect(fused, legs, request, term_weights,
+                                 (lambda chunk_id: relevance.judge(model, signals[chunk_id])) if model else None)
             if len(hits) >= request.top or exhausted:
                 break
             fetch *= 4
@@ -220,10 +241,26 @@ class Searcher:
                 continue
             hit.stale = indexed.get(hit.path) != (stat.st_size, stat.st_mtime_ns)
 
+    def _complete_signals(self, signals: dict[int, dict], legs: dict[str, list], vector) -> None:
+        """Give every chunk of both legs its cosine and its language. A chunk the keyword leg did not return
+        has no keyword part: it matched nothing, or less than the leg's last (hundredth) hit."""
+        found = self.layout.fusion_signals(self.conn, vector, signals.keys())
+        cosines = [candidate.score for candidate in legs["semantic"]]
+        for chunk_id, signal in signals.items():
+            cosine, octets, characters = found.get(chunk_id, (None, 0, 0))
+            if "cos" not in signal:
+                if cosine is None:  # still waiting for its embedding: the cosine of its keyword rank, as RRF assumes
+                    cosine = cosines[min(signal["rank"], len(cosines)) - 1]
+                    signal["imputed"] = True
+                signal["cos"] = cosine
+            signal.setdefault("bm25n", 0.0)
+            signal.setdefault("cov", 0.0)
+            signal["lang"] = (octets - characters) / (2 * characters) if characters else 0.0
+
     # --- from chunks to hits ----------------------------------------------------------------
 
     def _collect(self, fused: list[tuple[int, float]], legs: dict[str, list], request: SearchRequest,
-                 term_weights: dict) -> list[Hit]:
+                 term_weights: dict, judge=None) -> list[Hit]:
         by_id = {}
         ranks: dict[int, dict] = {}
         for leg, candidates in legs.items():
@@ -259,9 +296,14 @@ class Searcher:
                     continue
                 paths.add(record.path)
                 text = snippet(candidate.chunk_text, term_weights) if request.snippets else ""
+                legs_of = dict(ranks[candidate.id])
+                if judge is not None:
+                    if len(legs) > 1:
+                        legs_of["fusion"] = {"method": request.fusion, "score": round(score, 6)}
+                    score, legs_of["relevance"] = judge(candidate.id)
                 hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
                                 end_line=candidate.end_line, chunk_text=candidate.chunk_text,
-                                chunk_index=candidate.chunk_index, legs=ranks[candidate.id]))
+                                chunk_index=candidate.chunk_index, legs=legs_of))
         return hits
 
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
@@ -309,6 +351,18 @@ class Background:
         return value
 
 
+def _leg_signals(legs: dict[str, list[Candidate]], weights: dict[str, float]) -> dict[int, dict]:
+    """chunk id -> the relevance signals its legs gave: cosine; BM25 over the query's ceiling, coverage, rank."""
+    signals: dict[int, dict] = {}
+    for candidate in legs.get("semantic", ()):
+        signals[candidate.id] = {"cos": candidate.score}
+    ceiling = relevance.bm25_ceiling(weights)
+    for rank, candidate in enumerate(legs.get("keyword", ()), 1):
+        signals.setdefault(candidate.id, {}).update(
+            bm25n=candidate.score / ceiling if ceiling else 0.0, cov=candidate.coverage, rank=rank)
+    return signals
+
+
 def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
     (candidates,) = legs.values()
     return [(candidate.id, candidate.score) for candidate in candidates]
@@ -326,6 +380,8 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
     by the leg's best, the BM25 part also scaled by coverage; weighted-equal: without that scaling."""
     if method not in FUSIONS:
         raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
+    if method == "learned":  # without a calibrated embedding model (relevance.fuse does it with one)
+        method = "rrf"
     if method.startswith("weighted"):
         leg_weights = {"semantic": 0.7, "keyword": 0.3}
     else:

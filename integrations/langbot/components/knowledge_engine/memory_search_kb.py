@@ -191,10 +191,10 @@ def _entry(hit, mode: str) -> RetrievalResultEntry:
         "end_line": hit.end_line,
         "legs": hit.legs,  # each leg's rank and own score: cosine similarity, BM25
     }
-    # score orders the list, on the mode's scale: hybrid, the fused score (1.0 = first in every leg);
-    # semantic, the cosine similarity; keyword, BM25. distance falls as score rises: 1 - score, or
-    # 1 / (1 + score) for BM25, which has no upper bound.
-    distance = 1.0 / (1.0 + hit.score) if mode == "keyword" else 1.0 - hit.score
+    # score: the relevance score, the estimated probability (0..1) that the chunk answers the query, in every
+    # mode (memory_search/relevance.py); with a LangBot embedding model, which it is not fitted for, semantic
+    # scores are cosines and hybrid ones rank fusion (1.0 = first in both legs). distance = 1 - score.
+    distance = 1.0 - hit.score
     return RetrievalResultEntry(id=f"{record.path}:{hit.chunk_index}",
                                 content=[ContentElement.from_text(hit.chunk_text)], metadata=metadata,
                                 distance=round(distance, 6), score=hit.score)

@@ -1,0 +1,112 @@
+"""The relevance score: each hit's estimated probability that it answers the query, in [0, 1].
+
+One small logistic model per mode over signals that mean the same in a collection of ten notes and of a
+hundred thousand, each a property of the query and the hit: semantic, the cosine similarity; keyword,
+BM25 divided by the query's own ceiling (the BM25 of a chunk holding every query term infinitely often)
+and the share of the query's term weight the hit matched; hybrid, the learned fusion score below. No
+signal compares a hit with the other hits (but for the keyword part of a hit in another language than the
+query, below), so no score means "first of what exists". The parameters are data (data/relevance.json),
+fitted by tools/calibrate.py on the development sets, for the bundled local model; an index built with
+a model they do not cover keeps the earlier scores in semantic and hybrid search (cosine; reciprocal rank
+fusion, 1.0 = first in both legs). The keyword model holds for every index.
+
+Hybrid results are ordered by a learned linear fusion, `fuse`: the cosine plus a keyword part,
+a x coverage^3 + b x normalised BM25, so the keyword leg weighs in where it matched most of the query;
+a hit whose language differs from the query's (a Japanese question, an English note) cannot be matched
+by keywords, so the keyword leg neither favours nor penalises it: its keyword part is the best among
+the hits in the query's language.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+DATA_FILE = "relevance.json"
+K1 = 1.2  # BM25's, as layouts.py scores the keyword leg
+
+
+def cjk_bytes_share(text: str) -> float:
+    """The language of a text as the share of its characters that take three bytes in UTF-8 (kana, kanji,
+    Hangul, full-width forms): about 0 for English, about 1 for Japanese. PostgreSQL computes the same from
+    octet_length and char_length, without reading the text out."""
+    if not text:
+        return 0.0
+    return min(1.0, max(0.0, (len(text.encode("utf-8", "surrogatepass")) - len(text)) / (2 * len(text))))
+
+
+@dataclass(frozen=True)
+class Logistic:
+    features: tuple[str, ...]
+    intercept: float
+    coef: tuple[float, ...]
+
+    def __call__(self, signals: dict) -> float:
+        z = self.intercept + sum(c * signals[name] for name, c in zip(self.features, self.coef))
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+    @classmethod
+    def of(cls, data: dict) -> "Logistic":
+        return cls(tuple(data["features"]), float(data["intercept"]), tuple(float(c) for c in data["coef"]))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted parameters for one embedding model (semantic, hybrid, fusion) and for keywords."""
+
+    keyword: Logistic
+    semantic: Logistic | None
+    hybrid: Logistic | None
+    fusion: dict | None  # the hybrid ordering's weights: coverage_cubed, bm25n, language_gap
+
+    def model(self, mode: str) -> Logistic | None:
+        return getattr(self, mode)
+
+
+@lru_cache(maxsize=1)
+def data() -> dict:
+    return json.loads(resources.files(__package__).joinpath("data", DATA_FILE).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=8)
+def calibration(model_key: str | None) -> Calibration:
+    """The parameters for an index's embedding model (ModelSpec.key, None in keyword mode); semantic,
+    hybrid and fusion are None for a model the data do not cover."""
+    fitted = data()["models"].get(model_key or "", {})
+    return Calibration(keyword=Logistic.of(data()["keyword"]),
+                       semantic=Logistic.of(fitted["semantic"]) if "semantic" in fitted else None,
+                       hybrid=Logistic.of(fitted["hybrid"]) if "hybrid" in fitted else None,
+                       fusion=dict(fitted["fusion"]) if "fusion" in fitted else None)
+
+
+def bm25_ceiling(weights: dict[str, float]) -> float:
+    """The BM25 a chunk would reach holding every query term infinitely often: (k1 + 1) x the sum of the
+    query's term weights."""
+    return (K1 + 1) * sum(weights.values())
+
+
+def judge(model: Logistic, signals: dict) -> tuple[float, dict]:
+    """A hit's probability and the signals it was computed from (for --explain, JSON and LangBot)."""
+    shown = {name: round(signals[name], 4) for name in model.features}
+    if signals.get("imputed"):
+        shown["cos_imputed"] = True  # the chunk waits for its embedding
+    return model(signals), shown
+
+
+def fuse(signals: dict[int, dict], query_language: float, weights: dict) -> list[tuple[int, float]]:
+    """Chunk ids by the learned fusion score, best first (see the module's text)."""
+    gap = weights["language_gap"]
+    keyword = {chunk_id: weights["coverage_cubed"] * signal["cov"] ** 3 + weights["bm25n"] * signal["bm25n"]
+               for chunk_id, signal in signals.items()}
+    other = {chunk_id for chunk_id, signal in signals.items() if abs(signal["lang"] - query_language) > gap}
+    same = [keyword[chunk_id] for chunk_id in signals if chunk_id not in other]
+    if other and same:
+        neutral = max(same)
+        for chunk_id in other:
+            keyword[chunk_id] = neutral
+    for chunk_id, signal in signals.items():
+        signal["fusion"] = signal["cos"] + keyword[chunk_id]
+    return sorted(((chunk_id, signal["fusion"]) for chunk_id, signal in signals.items()), key=lambda item: -item[1])
