@@ -122,3 +122,41 @@ def test_the_fusion_lets_keywords_vote_only_on_hits_in_the_querys_language():
     order = [chunk_id for chunk_id, _ in relevance.fuse(signals, query_language=0.95, weights=weights)]
     assert order == [2, 1, 3]  # the English note keeps its cosine lead; the keyword leg ranks the Japanese ones
     assert relevance.cjk_bytes_share("plain English") == 0.0 and relevance.cjk_bytes_share("日本語") == 1.0
+
+
+def test_a_hit_in_the_other_language_stands_against_its_own_languages_baseline():
+    from memory_search import relevance
+
+    japanese, english = [1.0, 0.0], [0.6, 0.8]  # the query's mean cosine: 1.0 with Japanese, 0.6 with English
+    bands = [(9, 60, japanese), (0, 60, english)]
+    assert relevance.language_shift([1.0, 0.0], 0.95, bands, gap=0.5) == pytest.approx(0.4)
+    assert relevance.language_shift([1.0, 0.0], 0.95, [(9, 60, japanese), (0, 5, english)], gap=0.5) == 0.0
+    weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "language_gap": 0.5}
+    signals = {1: {"cos": 0.86, "cov": 0.0, "bm25n": 0.0, "lang": 1.0},  # Japanese, another topic
+               2: {"cos": 0.83, "cov": 0.0, "bm25n": 0.0, "lang": 0.0}}  # English, the answer
+    assert [chunk_id for chunk_id, _ in relevance.fuse(dict(signals), 0.95, weights)] == [1, 2]
+    order = relevance.fuse(signals, 0.95, weights, shift=0.05)
+    assert [chunk_id for chunk_id, _ in order] == [2, 1] and signals[2]["language_shift"] == 0.05
+    assert "language_shift" not in signals[1]
+
+
+JAPANESE_TOPICS = ["会議室の予約", "経費精算の締め日", "新人研修の日程", "社内勉強会", "オフィスの空調", "年末の大掃除",
+                   "備品の発注", "健康診断の予約", "防災訓練", "忘年会の会場"]
+
+
+def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both_languages(env, small, tmp_path):
+    from conftest import MemoriesDir
+
+    mixed = MemoriesDir(tmp_path / "mixed")
+    write_notes(mixed, extra=60)
+    for number in range(60):
+        topic = JAPANESE_TOPICS[number % len(JAPANESE_TOPICS)]
+        mixed.write(f"wiki/jp/note-{number:03d}.md", f"# メモ {number}\n\n{topic}について話した。{number % 7 + 1} 週間後に"
+                    f"見直すことにした。担当は{['佐藤', '鈴木', '高橋', '田中'][number % 4]}さん。\n",
+                    title=f"{topic}のメモ {number}")
+    index(env, mixed)
+    question = "HNSWの検索の精度を上げるために何を変えた？"
+    shifted = [hit for hit in search(env, mixed, question, "--explain") if Path(hit["path"]).name == "hnsw.md"]
+    assert shifted and shifted[0]["explain"]["relevance"]["language_shift"] > 0
+    (plain,) = [hit for hit in search(env, small, question, "--explain") if Path(hit["path"]).name == "hnsw.md"]
+    assert "language_shift" not in plain["explain"]["relevance"]  # five notes: no baseline for either language

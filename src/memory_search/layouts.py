@@ -8,6 +8,8 @@ or fails a filter the SQL could not apply.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 from dataclasses import replace
@@ -40,6 +42,12 @@ class Layout:
     @property
     def table(self) -> str:
         return self.info.table
+
+    @property
+    def language_bands(self) -> list[tuple[int, int, list[float]]]:
+        """(band, chunk count, mean vector) per band of language (relevance.language_band), as the indexer
+        last counted them; empty when it did not."""
+        return []
 
     def semantic(self, conn, vector: list[float], filters: Filters, limit: int,
                  exclude: str | None = None) -> list[Candidate]:
@@ -116,6 +124,11 @@ class ManagedLayout(Layout):
             self.average_terms = int(info.meta["total_terms"]) / max(self.chunk_count, 1)
         else:
             self.average_terms = float(info.meta.get("average_terms") or 0.0)
+
+    @functools.cached_property
+    def language_bands(self) -> list[tuple[int, int, list[float]]]:
+        kept = self.info.meta.get("language_bands")
+        return [(band, count, mean) for band, count, mean in json.loads(kept)] if kept else []
 
     def semantic(self, conn, vector, filters, limit, exclude=None):
         clauses, params = sql_conditions(filters)

@@ -14,7 +14,11 @@ Hybrid results are ordered by a learned linear fusion, `fuse`: the cosine plus a
 a x coverage^3 + b x normalised BM25, so the keyword leg weighs in where it matched most of the query;
 a hit whose language differs from the query's (a Japanese question, an English note) cannot be matched
 by keywords, so the keyword leg neither favours nor penalises it: its keyword part is the best among
-the hits in the query's language.
+the hits in the query's language. Nor can its cosine be compared as it is: the model gives a question
+higher cosines with everything in its own language, so where the index holds enough of both languages,
+such a hit's cosine is raised by the query's mean cosine with the chunks in its own language minus its
+mean cosine with the chunks in the hit's (`language_shift`, from per-language mean vectors the indexer
+keeps): each hit then stands against its own language's baseline.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from importlib import resources
 
 DATA_FILE = "relevance.json"
 K1 = 1.2  # BM25's, as layouts.py scores the keyword leg
+LANGUAGE_BANDS = 10  # the indexer keeps one mean vector per tenth of cjk_bytes_share
+# A language with fewer chunks gives no baseline: its mean is then mostly the few notes it holds, the
+# answer among them.
+MIN_LANGUAGE_CHUNKS = 50
 
 
 def cjk_bytes_share(text: str) -> float:
@@ -93,11 +101,34 @@ def judge(model: Logistic, signals: dict) -> tuple[float, dict]:
     shown = {name: round(signals[name], 4) for name in model.features}
     if signals.get("imputed"):
         shown["cos_imputed"] = True  # the chunk waits for its embedding
+    if signals.get("language_shift"):
+        shown["language_shift"] = round(signals["language_shift"], 4)
     return model(signals), shown
 
 
-def fuse(signals: dict[int, dict], query_language: float, weights: dict) -> list[tuple[int, float]]:
-    """Chunk ids by the learned fusion score, best first (see the module's text)."""
+def language_band(share: float) -> int:
+    """The band of cjk_bytes_share a text falls in, as the indexer groups chunks (index_writer.py)."""
+    return min(int(share * LANGUAGE_BANDS), LANGUAGE_BANDS - 1)
+
+
+def language_shift(vector, query_language: float, bands: list[tuple[int, int, list[float]]], gap: float) -> float:
+    """What to add to the cosine of a hit in another language than the query's: the query's mean cosine with
+    the chunks in its own language minus that with the chunks in the other; 0 unless the index holds at
+    least MIN_LANGUAGE_CHUNKS of each. bands: (band, chunk count, mean vector) as the indexer keeps them."""
+    sums = {True: [0, 0.0], False: [0, 0.0]}
+    for band, count, mean in bands:
+        same = abs((band + 0.5) / LANGUAGE_BANDS - query_language) <= gap
+        sums[same][0] += count
+        sums[same][1] += count * sum(a * b for a, b in zip(vector, mean))
+    (same_count, same_total), (other_count, other_total) = sums[True], sums[False]
+    if min(same_count, other_count) < MIN_LANGUAGE_CHUNKS:
+        return 0.0
+    return same_total / same_count - other_total / other_count
+
+
+def fuse(signals: dict[int, dict], query_language: float, weights: dict,
+         shift: float = 0.0) -> list[tuple[int, float]]:
+    """Chunk ids by the learned fusion score, best first (see the module's text); shift: language_shift's."""
     gap = weights["language_gap"]
     keyword = {chunk_id: weights["coverage_cubed"] * signal["cov"] ** 3 + weights["bm25n"] * signal["bm25n"]
                for chunk_id, signal in signals.items()}
@@ -108,5 +139,7 @@ def fuse(signals: dict[int, dict], query_language: float, weights: dict) -> list
         for chunk_id in other:
             keyword[chunk_id] = neutral
     for chunk_id, signal in signals.items():
-        signal["fusion"] = signal["cos"] + keyword[chunk_id]
+        if chunk_id in other and shift:
+            signal["language_shift"] = shift
+        signal["fusion"] = signal["cos"] + signal.get("language_shift", 0.0) + keyword[chunk_id]
     return sorted(((chunk_id, signal["fusion"]) for chunk_id, signal in signals.items()), key=lambda item: -item[1])
