@@ -151,8 +151,9 @@ def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both
     write_notes(mixed, extra=60)
     for number in range(60):
         topic = JAPANESE_TOPICS[number % len(JAPANESE_TOPICS)]
-        mixed.write(f"wiki/jp/note-{number:03d}.md", f"# メモ {number}\n\n{topic}について話した。{number % 7 + 1} 週間後に"
-                    f"見直すことにした。担当は{['佐藤', '鈴木', '高橋', '田中'][number % 4]}さん。\n",
+        owner = ["佐藤", "鈴木", "高橋", "田中"][number % 4]
+        mixed.write(f"wiki/jp/note-{number:03d}.md", f"# メモ {number}\n\n{topic}について話した。"
+                    f"{number % 7 + 1} 週間後に見直すことにした。担当は{owner}さん。\n",
                     title=f"{topic}のメモ {number}")
     index(env, mixed)
     question = "HNSWの検索の精度を上げるために何を変えた？"

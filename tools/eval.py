@@ -34,9 +34,9 @@ EVAL_EXAMPLES = """\
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
 @click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, each optionally "
-                                             "with :OPTION[+OPTION...], OPTION a fusion (learned, rrf, rrf-equal, convex, "
-                                             "convex-equal, weighted, weighted-equal) or no-time (time words are "
-                                             "not read) (default: keyword,semantic,hybrid, and rerank with a "
+                                             "with :OPTION[+OPTION...], OPTION a fusion (learned, rrf, rrf-equal, "
+                                             "convex, convex-equal, weighted, weighted-equal) or no-time (time words "
+                                             "are not read) (default: keyword,semantic,hybrid, and rerank with a "
                                              "Voyage key)")
 @click.option("--compare", metavar="A,B", help="also run modes A and B and count the queries B wins and loses "
                                                "against A (nDCG@10)")

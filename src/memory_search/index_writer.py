@@ -320,11 +320,12 @@ def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
 def language_bands(conn, tables: ManagedTables) -> list[tuple[int, int, list[float]]]:
     """(band, chunk count, mean vector) per band of language: the tenth of the text's characters that take
     three bytes in UTF-8 (relevance.language_band), for the learned fusion's per-language baseline."""
+    band = sql.SQL("least(greatest(floor({bands} * (octet_length(chunk_text) - char_length(chunk_text))"
+                   " / (2.0 * greatest(char_length(chunk_text), 1))), 0), {last})::int").format(
+        bands=sql.Literal(LANGUAGE_BANDS), last=sql.Literal(LANGUAGE_BANDS - 1))
     rows = conn.execute(sql.SQL(
-        "SELECT least(greatest(floor({bands} * (octet_length(chunk_text) - char_length(chunk_text))"
-        " / (2.0 * greatest(char_length(chunk_text), 1))), 0), {last})::int AS band, count(*), avg(embedding)::text "
-        "FROM {chunks} WHERE embedding IS NOT NULL GROUP BY band ORDER BY band").format(
-        bands=sql.Literal(LANGUAGE_BANDS), last=sql.Literal(LANGUAGE_BANDS - 1), chunks=tables.sql("chunks"))).fetchall()
+        "SELECT {band} AS band, count(*), avg(embedding)::text FROM {chunks} WHERE embedding IS NOT NULL "
+        "GROUP BY band ORDER BY band").format(band=band, chunks=tables.sql("chunks"))).fetchall()
     return [(band, count, [round(value, 6) for value in json.loads(mean)]) for band, count, mean in rows]
 
 
