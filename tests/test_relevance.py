@@ -129,8 +129,10 @@ def test_a_hit_in_the_other_language_stands_against_its_own_languages_baseline()
 
     japanese, english = [1.0, 0.0], [0.6, 0.8]  # the query's mean cosine: 1.0 with Japanese, 0.6 with English
     bands = [(9, 60, japanese), (0, 60, english)]
-    assert relevance.language_shift([1.0, 0.0], 0.95, bands, gap=0.5) == pytest.approx(0.4)
-    assert relevance.language_shift([1.0, 0.0], 0.95, [(9, 60, japanese), (0, 5, english)], gap=0.5) == 0.0
+    assert relevance.language_shift([1.0, 0.0], 0.95, bands) == pytest.approx(0.4)
+    assert relevance.language_shift([1.0, 0.0], 0.95, [(9, 60, japanese), (0, 5, english)]) == 0.0
+    # Japanese notes full of code (band 3) are Japanese: no English baseline among them
+    assert relevance.language_shift([1.0, 0.0], 0.0, [(9, 60, japanese), (3, 60, english)]) == 0.0
     weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "language_gap": 0.5}
     signals = {1: {"cos": 0.86, "cov": 0.0, "bm25n": 0.0, "lang": 1.0},  # Japanese, another topic
                2: {"cos": 0.83, "cov": 0.0, "bm25n": 0.0, "lang": 0.0}}  # English, the answer

@@ -15,10 +15,10 @@ a x coverage^3 + b x normalised BM25, so the keyword leg weighs in where it matc
 a hit whose language differs from the query's (a Japanese question, an English note) cannot be matched
 by keywords, so the keyword leg neither favours nor penalises it: its keyword part is the best among
 the hits in the query's language. Nor can its cosine be compared as it is: the model gives a question
-higher cosines with everything in its own language, so where the index holds enough of both languages,
-such a hit's cosine is raised by the query's mean cosine with the chunks in its own language minus its
-mean cosine with the chunks in the hit's (`language_shift`, from per-language mean vectors the indexer
-keeps): each hit then stands against its own language's baseline.
+higher cosines with everything in its own script, so where the index holds enough Latin and enough CJK
+text, a hit in the other script has its cosine raised by the query's mean cosine with the chunks in its
+own script minus its mean cosine with the chunks in the hit's (`language_shift`, from the mean vectors
+the indexer keeps per band of language): each hit then stands against its own script's baseline.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from importlib import resources
 DATA_FILE = "relevance.json"
 K1 = 1.2  # BM25's, as layouts.py scores the keyword leg
 LANGUAGE_BANDS = 10  # the indexer keeps one mean vector per tenth of cjk_bytes_share
-# A language with fewer chunks gives no baseline: its mean is then mostly the few notes it holds, the
+# The baseline tells two scripts apart: Latin text (under a tenth of its characters CJK, band 0) and CJK
+# text (Japanese notes full of code and product names can be mostly ASCII, but never under a tenth).
+# A script with fewer chunks gives no baseline: its mean is then mostly the few notes it holds, the
 # answer among them.
 MIN_LANGUAGE_CHUNKS = 50
 
@@ -111,13 +113,19 @@ def language_band(share: float) -> int:
     return min(int(share * LANGUAGE_BANDS), LANGUAGE_BANDS - 1)
 
 
-def language_shift(vector, query_language: float, bands: list[tuple[int, int, list[float]]], gap: float) -> float:
-    """What to add to the cosine of a hit in another language than the query's: the query's mean cosine with
-    the chunks in its own language minus that with the chunks in the other; 0 unless the index holds at
-    least MIN_LANGUAGE_CHUNKS of each. bands: (band, chunk count, mean vector) as the indexer keeps them."""
+def is_cjk(share: float) -> bool:
+    """Whether a text of this cjk_bytes_share is written in CJK script (band 1 and up), for the baseline."""
+    return language_band(share) > 0
+
+
+def language_shift(vector, query_language: float, bands: list[tuple[int, int, list[float]]]) -> float:
+    """What to add to the cosine of a hit in the other script than the query's (is_cjk): the query's mean
+    cosine with the chunks in its own script minus that with the chunks in the other; 0 unless the index
+    holds at least MIN_LANGUAGE_CHUNKS of each. bands: (band, chunk count, mean vector), as the indexer
+    keeps them."""
     sums = {True: [0, 0.0], False: [0, 0.0]}
     for band, count, mean in bands:
-        same = abs((band + 0.5) / LANGUAGE_BANDS - query_language) <= gap
+        same = (band > 0) == is_cjk(query_language)
         sums[same][0] += count
         sums[same][1] += count * sum(a * b for a, b in zip(vector, mean))
     (same_count, same_total), (other_count, other_total) = sums[True], sums[False]
@@ -139,7 +147,7 @@ def fuse(signals: dict[int, dict], query_language: float, weights: dict,
         for chunk_id in other:
             keyword[chunk_id] = neutral
     for chunk_id, signal in signals.items():
-        if chunk_id in other and shift:
+        if shift and is_cjk(signal["lang"]) != is_cjk(query_language):
             signal["language_shift"] = shift
         signal["fusion"] = signal["cos"] + signal.get("language_shift", 0.0) + keyword[chunk_id]
     return sorted(((chunk_id, signal["fusion"]) for chunk_id, signal in signals.items()), key=lambda item: -item[1])
