@@ -128,11 +128,14 @@ def test_a_hit_in_the_other_language_stands_against_its_own_languages_baseline()
     from memory_search import relevance
 
     japanese, english = [1.0, 0.0], [0.6, 0.8]  # the query's mean cosine: 1.0 with Japanese, 0.6 with English
-    bands = [(9, 60, japanese), (0, 60, english)]
-    assert relevance.language_shift([1.0, 0.0], 0.95, bands) == pytest.approx(0.4)
-    assert relevance.language_shift([1.0, 0.0], 0.95, [(9, 60, japanese), (0, 5, english)]) == 0.0
-    # Japanese notes full of code (band 3) are Japanese: no English baseline among them
-    assert relevance.language_shift([1.0, 0.0], 0.0, [(9, 60, japanese), (3, 60, english)]) == 0.0
+    hits = {1: {"lang": 1.0}, 2: {"lang": 0.0}}
+    assert relevance.language_shift([1.0, 0.0], 0.95, hits, {True: (60, japanese), False: (60, english)}) == \
+        pytest.approx(0.4)
+    assert relevance.language_shift([1.0, 0.0], 0.95, hits, {True: (60, japanese), False: (5, english)}) == 0.0
+    assert relevance.language_shift([1.0, 0.0], 0.95, {1: {"lang": 1.0}}, {True: (60, japanese),
+                                                                           False: (60, english)}) == 0.0
+    # Japanese notes full of code are Japanese
+    assert relevance.is_cjk(relevance.cjk_bytes_share("HNSW の ef_search を 40 から 100 に上げた")) is True
     weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "language_gap": 0.5}
     signals = {1: {"cos": 0.86, "cov": 0.0, "bm25n": 0.0, "lang": 1.0},  # Japanese, another topic
                2: {"cos": 0.83, "cov": 0.0, "bm25n": 0.0, "lang": 0.0}}  # English, the answer

@@ -18,7 +18,7 @@ from .embedding import ModelSpec
 from .embedding_cache import create_cache
 from .links import Link, add_links, create_table as create_links_table, forget_links
 from .records import Record
-from .relevance import LANGUAGE_BANDS
+from .relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, ManagedTables, columns_of
 from .tokens import TOKENIZER_VERSION
 
@@ -312,21 +312,20 @@ def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
             "SELECT count(*), coalesce(sum(term_count), 0), coalesce(avg(term_count), 0) FROM {}").format(
             tables.sql("chunks"))).fetchone()
         values = {"chunks": str(chunks), "total_terms": str(total), "average_terms": f"{float(average):.4f}",
-                  "language_bands": json.dumps(language_bands(conn, tables), separators=(",", ":"))}
+                  "script_means": json.dumps(script_means(conn, tables), separators=(",", ":"))}
         write_meta(conn, tables, values)
     return values
 
 
-def language_bands(conn, tables: ManagedTables) -> list[tuple[int, int, list[float]]]:
-    """(band, chunk count, mean vector) per band of language: the tenth of the text's characters that take
-    three bytes in UTF-8 (relevance.language_band), for the learned fusion's per-language baseline."""
-    band = sql.SQL("least(greatest(floor({bands} * (octet_length(chunk_text) - char_length(chunk_text))"
-                   " / (2.0 * greatest(char_length(chunk_text), 1))), 0), {last})::int").format(
-        bands=sql.Literal(LANGUAGE_BANDS), last=sql.Literal(LANGUAGE_BANDS - 1))
+def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float]]]:
+    """"cjk" and "latin" -> (chunk count, mean vector) of the chunks in that script (relevance.is_cjk), for
+    the learned fusion's language baseline."""
     rows = conn.execute(sql.SQL(
-        "SELECT {band} AS band, count(*), avg(embedding)::text FROM {chunks} WHERE embedding IS NOT NULL "
-        "GROUP BY band ORDER BY band").format(band=band, chunks=tables.sql("chunks"))).fetchall()
-    return [(band, count, [round(value, 6) for value in json.loads(mean)]) for band, count, mean in rows]
+        "SELECT octet_length(chunk_text) - char_length(chunk_text) >= {share} * 2 * char_length(chunk_text) "
+        "AS cjk, count(*), avg(embedding)::text FROM {chunks} WHERE embedding IS NOT NULL GROUP BY cjk").format(
+        share=sql.Literal(CJK_SHARE), chunks=tables.sql("chunks"))).fetchall()
+    return {"cjk" if cjk else "latin": (count, [round(value, 6) for value in json.loads(mean)])
+            for cjk, count, mean in rows}
 
 
 def swap(conn, building: ManagedTables, live: ManagedTables) -> None:

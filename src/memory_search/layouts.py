@@ -44,10 +44,10 @@ class Layout:
         return self.info.table
 
     @property
-    def language_bands(self) -> list[tuple[int, int, list[float]]]:
-        """(band, chunk count, mean vector) per band of language (relevance.language_band), as the indexer
-        last counted them; empty when it did not."""
-        return []
+    def script_means(self) -> dict[bool, tuple[int, list[float]]]:
+        """relevance.is_cjk -> (chunk count, mean vector) of the chunks in that script, as the indexer last
+        counted them; empty when it did not."""
+        return {}
 
     def semantic(self, conn, vector: list[float], filters: Filters, limit: int,
                  exclude: str | None = None) -> list[Candidate]:
@@ -126,9 +126,9 @@ class ManagedLayout(Layout):
             self.average_terms = float(info.meta.get("average_terms") or 0.0)
 
     @functools.cached_property
-    def language_bands(self) -> list[tuple[int, int, list[float]]]:
-        kept = self.info.meta.get("language_bands")
-        return [(band, count, mean) for band, count, mean in json.loads(kept)] if kept else []
+    def script_means(self) -> dict[bool, tuple[int, list[float]]]:
+        kept = json.loads(self.info.meta.get("script_means") or "{}")
+        return {script == "cjk": (count, mean) for script, (count, mean) in kept.items()}
 
     def semantic(self, conn, vector, filters, limit, exclude=None):
         clauses, params = sql_conditions(filters)

@@ -17,8 +17,8 @@ by keywords, so the keyword leg neither favours nor penalises it: its keyword pa
 the hits in the query's language. Nor can its cosine be compared as it is: the model gives a question
 higher cosines with everything in its own script, so where the index holds enough Latin and enough CJK
 text, a hit in the other script has its cosine raised by the query's mean cosine with the chunks in its
-own script minus its mean cosine with the chunks in the hit's (`language_shift`, from the mean vectors
-the indexer keeps per band of language): each hit then stands against its own script's baseline.
+own script minus its mean cosine with the chunks in the hit's (`language_shift`, from the mean vector of
+each script the indexer keeps): each hit then stands against its own script's baseline.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from importlib import resources
 
 DATA_FILE = "relevance.json"
 K1 = 1.2  # BM25's, as layouts.py scores the keyword leg
-LANGUAGE_BANDS = 10  # the indexer keeps one mean vector per tenth of cjk_bytes_share
-# The baseline tells two scripts apart: Latin text (under a tenth of its characters CJK, band 0) and CJK
-# text (Japanese notes full of code and product names can be mostly ASCII, but never under a tenth).
-# A script with fewer chunks gives no baseline: its mean is then mostly the few notes it holds, the
-# answer among them.
+# The language baseline tells two scripts apart: CJK text, at least a tenth of whose characters take three
+# bytes in UTF-8 (Japanese notes full of code and product names are mostly ASCII, but never under a tenth),
+# and Latin text. A script with fewer chunks than this gives no baseline: its mean is then mostly the few
+# notes it holds, the answer among them.
+CJK_SHARE = 0.1
 MIN_LANGUAGE_CHUNKS = 50
 
 
@@ -108,30 +108,23 @@ def judge(model: Logistic, signals: dict) -> tuple[float, dict]:
     return model(signals), shown
 
 
-def language_band(share: float) -> int:
-    """The band of cjk_bytes_share a text falls in, as the indexer groups chunks (index_writer.py)."""
-    return min(int(share * LANGUAGE_BANDS), LANGUAGE_BANDS - 1)
-
-
 def is_cjk(share: float) -> bool:
-    """Whether a text of this cjk_bytes_share is written in CJK script (band 1 and up), for the baseline."""
-    return language_band(share) > 0
+    """Whether a text of this cjk_bytes_share counts as CJK script for the language baseline."""
+    return share >= CJK_SHARE
 
 
-def language_shift(vector, query_language: float, bands: list[tuple[int, int, list[float]]]) -> float:
-    """What to add to the cosine of a hit in the other script than the query's (is_cjk): the query's mean
-    cosine with the chunks in its own script minus that with the chunks in the other; 0 unless the index
-    holds at least MIN_LANGUAGE_CHUNKS of each. bands: (band, chunk count, mean vector), as the indexer
-    keeps them."""
-    sums = {True: [0, 0.0], False: [0, 0.0]}
-    for band, count, mean in bands:
-        same = (band > 0) == is_cjk(query_language)
-        sums[same][0] += count
-        sums[same][1] += count * sum(a * b for a, b in zip(vector, mean))
-    (same_count, same_total), (other_count, other_total) = sums[True], sums[False]
-    if min(same_count, other_count) < MIN_LANGUAGE_CHUNKS:
+def language_shift(vector, query_language: float, signals: dict[int, dict],
+                   means: dict[bool, tuple[int, list[float]]]) -> float:
+    """What to add to the cosine of a hit in the other script than the query's: the query's mean cosine with
+    the chunks in its own script minus that with the chunks in the other; 0 when no hit is in the other
+    script, or the index holds fewer than MIN_LANGUAGE_CHUNKS of either. means: is_cjk -> (chunk count,
+    mean vector), as the indexer keeps them."""
+    own = is_cjk(query_language)
+    if not any(is_cjk(signal["lang"]) != own for signal in signals.values()):
         return 0.0
-    return same_total / same_count - other_total / other_count
+    if min(means.get(own, (0,))[0], means.get(not own, (0,))[0]) < MIN_LANGUAGE_CHUNKS:
+        return 0.0
+    return sum(a * (b - c) for a, b, c in zip(vector, means[own][1], means[not own][1]))
 
 
 def fuse(signals: dict[int, dict], query_language: float, weights: dict,

@@ -212,7 +212,7 @@ class Searcher:
                 if learned is not None:  # the hybrid score reads the learned fusion's, whatever orders the list
                     self._complete_signals(signals, legs, vector)
                     language = relevance.cjk_bytes_share(request.query)
-                    shift = relevance.language_shift(vector, language, self.layout.language_bands)
+                    shift = relevance.language_shift(vector, language, signals, self.layout.script_means)
                     fused = relevance.fuse(signals, language, learned, shift)
                 if fused is None or request.fusion != "learned":
                     fused = fuse(legs, request.fusion)
