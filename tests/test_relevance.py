@@ -166,3 +166,17 @@ def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both
     assert shifted and shifted[0]["explain"]["relevance"]["language_shift"] > 0
     (plain,) = [hit for hit in search(env, small, question, "--explain") if Path(hit["path"]).name == "hnsw.md"]
     assert "language_shift" not in plain["explain"]["relevance"]  # five notes: no baseline for either language
+
+
+def test_an_index_from_before_the_language_baseline_gains_it_at_the_next_run(env, small):
+    from memory_search.config import Settings
+    from memory_search.database import connect
+    from memory_search.schema import find_index, read_meta
+
+    settings = Settings.from_env(env).with_overrides(memories_dir=str(small.root))
+    with connect(settings, read_only=False) as conn:
+        tables = find_index(conn, settings.memories_root).tables
+        conn.execute(f'DELETE FROM "{tables.meta}" WHERE key = %s', ("script_means",))
+    index(env, small)  # nothing changed in the memories
+    with connect(settings, read_only=True) as conn:
+        assert "script_means" in read_meta(conn, find_index(conn, settings.memories_root).tables)

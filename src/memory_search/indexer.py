@@ -123,7 +123,9 @@ class Indexer:
                 writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
                 stats = self._update(conn, spec)
                 writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-                if stats.success or stats.deleted or stats.failed or rebuild:
+                # An index written before the statistics gained the per-script means gets them once.
+                if (stats.success or stats.deleted or stats.failed or rebuild
+                        or "script_means" not in read_meta(conn, self.tables)):
                     ingest.finish(conn, self.tables, spec, self._say)
                 if rebuild:
                     writer.swap(conn, self.tables, self.live)
