@@ -88,9 +88,12 @@ def test_the_session_end_hook_returns_at_once_and_indexes_in_the_background(env,
 def test_the_session_start_hook_exports_the_options_and_says_where_things_stand(env, memories, tmp_path):
     env_file = tmp_path / "sessionstart-hook-0.sh"
     env_file.write_text("")
+    venv = tmp_path / "plugin-data" / "venv"  # the repository's, where its set-up log lands beside it
+    venv.parent.mkdir()
+    venv.symlink_to(ROOT / ".venv")
     hook = hook_env(env, memories)
     hook.update({"CLAUDE_ENV_FILE": str(env_file), "CLAUDE_PLUGIN_OPTION_VOYAGE_API_KEY": "vk-'quoted' $x",
-                 "MEMORIES_VENV": str(ROOT / ".venv")})
+                 "MEMORIES_VENV": str(venv)})
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(ROOT / "hooks/session_start.py")], env=hook, capture_output=True,
                           text=True, timeout=10)
