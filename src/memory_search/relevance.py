@@ -13,8 +13,8 @@ fusion, 1.0 = first in both legs). The keyword model holds for every index.
 Hybrid results are ordered by a learned linear fusion, `fuse`: the cosine plus a keyword part,
 a x coverage^3 + b x normalised BM25, so the keyword leg weighs in where it matched most of the query;
 a hit whose language differs from the query's (a Japanese question, an English note) cannot be matched
-by keywords, so the keyword leg neither favours nor penalises it: its keyword part is the best among
-the hits in the query's language. Nor can its cosine be compared as it is: the model gives a question
+by keywords, so the keyword leg neither favours nor penalises it in the order: it is placed as if its
+keyword part were the best among the hits in the query's language (its score reads its own). Nor can its cosine be compared as it is: the model gives a question
 higher cosines with everything in its own script, so where the index holds enough Latin and enough CJK
 text, a hit in the other script has its cosine raised by the query's mean cosine with the chunks in its
 own script minus its mean cosine with the chunks in the hit's (`language_shift`, from the mean vector of
@@ -129,18 +129,21 @@ def language_shift(vector, query_language: float, signals: dict[int, dict],
 
 def fuse(signals: dict[int, dict], query_language: float, weights: dict,
          shift: float = 0.0) -> list[tuple[int, float]]:
-    """Chunk ids by the learned fusion score, best first (see the module's text); shift: language_shift's."""
+    """Chunk ids by the learned fusion score, best first (see the module's text); shift: language_shift's.
+    Each signal's "fusion", which its score reads, holds its own keyword part: a hit in the other language
+    is ordered with the best keyword part of the query's language, but not credited with another note's
+    words, so its score can be below that of a hit shown after it."""
     gap = weights["language_gap"]
     keyword = {chunk_id: weights["coverage_cubed"] * signal["cov"] ** 3 + weights["bm25n"] * signal["bm25n"]
                for chunk_id, signal in signals.items()}
     other = {chunk_id for chunk_id, signal in signals.items() if abs(signal["lang"] - query_language) > gap}
     same = [keyword[chunk_id] for chunk_id in signals if chunk_id not in other]
-    if other and same:
-        neutral = max(same)
-        for chunk_id in other:
-            keyword[chunk_id] = neutral
+    neutral = max(same) if other and same else None
+    order = {}
     for chunk_id, signal in signals.items():
         if shift and is_cjk(signal["lang"]) != is_cjk(query_language):
             signal["language_shift"] = shift
-        signal["fusion"] = signal["cos"] + signal.get("language_shift", 0.0) + keyword[chunk_id]
-    return sorted(((chunk_id, signal["fusion"]) for chunk_id, signal in signals.items()), key=lambda item: -item[1])
+        semantic = signal["cos"] + signal.get("language_shift", 0.0)
+        signal["fusion"] = semantic + keyword[chunk_id]
+        order[chunk_id] = semantic + (neutral if neutral is not None and chunk_id in other else keyword[chunk_id])
+    return sorted(order.items(), key=lambda item: -item[1])
