@@ -11,14 +11,15 @@ a model they do not cover keeps the earlier scores in semantic and hybrid search
 fusion, 1.0 = first in both legs). The keyword model holds for every index.
 
 Hybrid results are ordered by a learned linear fusion, `fuse`: the cosine plus a keyword part,
-a x coverage^3 + b x normalised BM25, so the keyword leg weighs in where it matched most of the query;
-a hit whose language differs from the query's (a Japanese question, an English note) cannot be matched
+a x coverage^3 + b x normalised BM25, so the keyword leg weighs in where it matched most of the query.
+A hit whose language differs from the query's (a Japanese question, an English note) cannot be matched
 by keywords, so the keyword leg neither favours nor penalises it in the order: it is placed as if its
-keyword part were the best among the hits in the query's language (its score reads its own). Nor can its cosine be compared as it is: the model gives a question
-higher cosines with everything in its own script, so where the index holds enough Latin and enough CJK
-text, a hit in the other script has its cosine raised by the query's mean cosine with the chunks in its
-own script minus its mean cosine with the chunks in the hit's (`language_shift`, from the mean vector of
-each script the indexer keeps): each hit then stands against its own script's baseline.
+keyword part were the best among the hits in the query's language (its score reads its own). Nor can
+its cosine be compared as it is: the model gives a question higher cosines with everything in its own
+script, so where the index holds enough Latin and enough CJK text, a hit in the other script has its
+cosine raised by the query's mean cosine with the chunks in its own script minus its mean cosine with
+the chunks in the hit's (`language_shift`, from the mean vector of each script the indexer keeps): each
+hit then stands against its own script's baseline.
 """
 
 from __future__ import annotations
