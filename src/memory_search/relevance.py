@@ -44,9 +44,12 @@ def cjk_bytes_share(text: str) -> float:
     """The language of a text as the share of its characters that take three bytes in UTF-8 (kana, kanji,
     Hangul, full-width forms): about 0 for English, about 1 for Japanese. PostgreSQL computes the same from
     octet_length and char_length, without reading the text out."""
-    if not text:
-        return 0.0
-    return min(1.0, max(0.0, (len(text.encode("utf-8", "surrogatepass")) - len(text)) / (2 * len(text))))
+    return share_of_lengths(len(text.encode("utf-8", "surrogatepass")), len(text))
+
+
+def share_of_lengths(octets: int, characters: int) -> float:
+    """cjk_bytes_share from a text's length in UTF-8 bytes and in characters."""
+    return min(1.0, max(0.0, (octets - characters) / (2 * characters))) if characters else 0.0
 
 
 @dataclass(frozen=True)

@@ -257,7 +257,7 @@ class Searcher:
                 signal["cos"] = cosine
             signal.setdefault("bm25n", 0.0)
             signal.setdefault("cov", 0.0)
-            signal["lang"] = (octets - characters) / (2 * characters) if characters else 0.0
+            signal["lang"] = relevance.share_of_lengths(octets, characters)
 
     # --- from chunks to hits ----------------------------------------------------------------
 
