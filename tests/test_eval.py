@@ -43,3 +43,65 @@ def test_compare_needs_two_known_modes(env):
 def test_eval_refuses_a_folder_without_the_beir_files(env, tmp_path):
     result = run_eval(str(tmp_path), "--split", "test", env=env)
     assert result.returncode == 2 and "corpus.jsonl" in result.stderr
+
+
+def conversation_set(folder):
+    """Three dated sessions of a chat, each long enough for several chunks, and questions with evidence turns."""
+    fillers = ["**Aya**: That sounds lovely, tell me more about your week.",
+               "**Ben**: Work was busy but the weekend was quiet and restful.",
+               "**Aya**: I have been reading in the evenings and cooking a lot.",
+               "**Ben**: Same here, the weather kept everyone indoors lately."]
+    facts = {"s1": "**Ben**: I adopted a greyhound called Pimento from the shelter on Saturday.",
+             "s2": "**Aya**: My pottery class fired its first kiln of porcelain teapots yesterday.",
+             "s3": "**Ben**: Pimento ran his first lure coursing race and came second."}
+    corpus = []
+    for number, (session, fact) in enumerate(facts.items(), start=1):
+        turns = [fillers[i % 4] + f" ({session} {i})" for i in range(40)]
+        turns.insert(30, fact)  # line 33 of the text: heading, blank line, then turns from line 3
+        text = f"# Aya and Ben, 0{number} May 2024\n\n" + "\n".join(turns)
+        corpus.append({"_id": session, "title": f"Aya and Ben: conversation {number}", "text": text,
+                       "metadata": {"path": f"raw/session/2024-05-0{number}/120000_chat_0000000{number}.md",
+                                    "frontmatter": {"kind": "session", "started_at": f"2024-05-0{number}T12:00:00"}}})
+    queries = [("q1", "What is the name of the greyhound Ben adopted?", "4", [["s1", 33]]),
+               ("q2", "What did the pottery class fire in its kiln?", "4", [["s2", 3]]),  # the turn is line 33
+               ("q3", "How did the greyhound Pimento do in lure coursing after his adoption?", "1",
+                [["s1", 33], ["s3", 33]])]
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in corpus), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": query_id, "text": text, "metadata": {"today": "2024-06-01", "category": category,
+                                                                "evidence": evidence}}) + "\n"
+        for query_id, text, category, evidence in queries), encoding="utf-8")
+    (folder / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{query_id}\t{doc_id}\t1\n" for query_id, _, _, evidence in queries for doc_id in {d for d, _ in evidence}),
+        encoding="utf-8")
+
+
+def test_a_conversation_set_is_scored_by_its_evidence_sessions_and_turns(env, tmp_path):
+    conversation_set(tmp_path / "chat")
+    result = run_eval(str(tmp_path / "chat"), "--split", "dev", "--modes", "keyword", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)["conversation"]["keyword"]
+    assert list(figures) == ["all", "1", "4"]
+    assert figures["1"] == {"name": "multi-hop", "queries": 1, "session": 1.0, "multi": 1, "all_sessions": 1.0,
+                            "turn": 1.0}
+    # q2's session is found, but the hit's lines (around line 33) do not hold the line given as evidence.
+    assert figures["4"] == {"name": "single-hop", "queries": 2, "session": 1.0, "multi": 0, "all_sessions": None,
+                            "turn": 0.5}
+    text = run_eval(str(tmp_path / "chat"), "--split", "dev", "--modes", "keyword", env=env).stdout
+    assert "1 multi-hop" in text and "turn@5" in text
+
+
+def test_conversation_figures_count_sessions_every_session_and_turns_in_the_first_five(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import Dataset, conversation_figures
+
+    dataset = Dataset("chat", {}, {"a": "", "b": "", "c": ""}, {}, evidence={
+        "a": [("s1", 10), ("s2", 4)], "b": [("s3", 7)], "c": [("s4", 2)]}, category={"a": "1", "b": "2", "c": "2"})
+    spans = {"a": [("s1", 1, 9), ("s9", 1, 5), ("s8", 1, 5), ("s7", 1, 5), ("s6", 1, 5), ("s2", 1, 9)],
+             "b": [("s3", 5, 9)],
+             "c": [("s5", 1, 3), ("s4", None, None)]}
+    figures = conversation_figures(spans, dataset)
+    assert figures["all"] == {"name": "all", "queries": 3, "session": 1.0, "multi": 1, "all_sessions": 0.0,
+                              "turn": round(1 / 3, 4)}
+    assert figures["1"]["turn"] == 0.0 and figures["2"]["session"] == 1.0 and figures["2"]["turn"] == 0.5

@@ -27,6 +27,7 @@ EVAL_EXAMPLES = """\
   eval.py DATASET --split test --save before.json     # then, after a tokenizer change:
   eval.py DATASET --split test --against before.json
   eval.py examples/eval/ja-questions-en-notes --split test --abstain unanswerable.jsonl
+  eval.py ../shared/eval/locomo-dev --split dev --abstain ../shared/eval/locomo-dev/unanswerable.jsonl
   (tools/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
 
 
@@ -65,6 +66,13 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
     with its per-query wins, losses and ties. The @10 figures and the time are those of a search
     for ten results, as search.py makes by default, with no score floor; Recall@100, of a search
     for 100.
+
+    A set whose queries give metadata.evidence ([doc id, line] pairs: the turns of a conversation that
+    hold the answer, lines of the document's text, as locomo-dev does) also gets, per mode and per
+    metadata.category: session@5, the share of questions with an evidence document among the first
+    five hits; all sessions@5, of the questions whose evidence lies in two or more documents, the
+    share with every one among the first five; turn@5, the share with a first-five hit whose line
+    range holds an evidence line of its document. They are read from the search for ten.
 
     With --abstain, per mode: "abstain", the share of the unanswerable questions whose search for ten
     leaves nothing at --min-score THRESHOLD; "keep", of the answerable queries whose unthresholded

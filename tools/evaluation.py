@@ -32,6 +32,10 @@ class Dataset:
     # its frontmatter (metadata.frontmatter); the date a query is asked on (metadata.today).
     places: dict[str, tuple[str, dict]] = field(default_factory=dict)  # doc id -> (relpath, frontmatter)
     today: dict[str, dt.date] = field(default_factory=dict)  # query id -> its "today"
+    # Optional, for conversation sets (locomo-dev): the turns that hold each answer, as (doc id, 1-based line of
+    # the document's text) pairs (metadata.evidence), and each question's category (metadata.category).
+    evidence: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # query id -> [(doc id, line)]
+    category: dict[str, str] = field(default_factory=dict)  # query id -> category
 
 
 def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED) -> Dataset:
@@ -51,6 +55,10 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     queries = {str(query["_id"]): query["text"] for query in asked}
     today = {str(query["_id"]): dt.date.fromisoformat(query["metadata"]["today"]) for query in asked
              if isinstance(query.get("metadata"), dict) and query["metadata"].get("today")}
+    evidence = {str(query["_id"]): [(str(doc_id), int(line)) for doc_id, line in query["metadata"]["evidence"]]
+                for query in asked if isinstance(query.get("metadata"), dict) and query["metadata"].get("evidence")}
+    category = {str(query["_id"]): str(query["metadata"]["category"]) for query in asked
+                if isinstance(query.get("metadata"), dict) and query["metadata"].get("category") is not None}
     qrels: dict[str, dict[str, int]] = {}
     with open(qrels_path, encoding="utf-8") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
@@ -60,7 +68,9 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     if limit_queries and limit_queries < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, limit_queries))
     return Dataset(folder.name, corpus, {query_id: queries[query_id] for query_id in chosen},
-                   {query_id: qrels[query_id] for query_id in chosen}, places, today)
+                   {query_id: qrels[query_id] for query_id in chosen}, places, today,
+                   {query_id: evidence[query_id] for query_id in chosen if query_id in evidence},
+                   {query_id: category[query_id] for query_id in chosen if query_id in category})
 
 
 def write_memories(dataset: Dataset, root: Path) -> dict[str, str]:
@@ -189,6 +199,63 @@ def score_run(runs: dict[str, list[str]], deep_runs: dict[str, list[str]], datas
     return {name: round(value / max(len(runs), 1), 4) for name, value in totals.items()}
 
 
+# LoCoMo's question categories (metadata.category); a set of other categories shows its own values.
+CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
+CONVERSATION_DEPTH = 5  # the conversation figures look at the first five hits
+
+
+def conversation_figures(spans: dict[str, list[tuple[str, int | None, int | None]]], dataset: Dataset,
+                         depth: int = CONVERSATION_DEPTH) -> dict[str, dict]:
+    """Per category ("all" first) of the questions with evidence: "session", the share with an evidence document
+    (session) among the first `depth` hits; "all_sessions", of the questions whose evidence spans two or more
+    sessions ("multi" of them), the share with every one among the first `depth`; "turn", the share with a hit
+    among the first `depth` whose line range (in the document's text) holds an evidence line of its document.
+
+    spans: query id -> the hits as (doc id, first line, last line), lines of the document's text, best first."""
+    outcomes: dict[str, list[tuple[bool, bool | None, bool]]] = {}
+    for query_id, hits in spans.items():
+        if query_id not in dataset.evidence:
+            continue
+        wanted: dict[str, set[int]] = {}
+        for doc_id, line in dataset.evidence[query_id]:
+            wanted.setdefault(doc_id, set()).add(line)
+        shown = hits[:depth]
+        found = {doc_id for doc_id, _, _ in shown} & set(wanted)
+        turn = any(doc_id in wanted and start is not None and end is not None
+                   and any(start <= line <= end for line in wanted[doc_id]) for doc_id, start, end in shown)
+        every = found == set(wanted) if len(wanted) > 1 else None
+        for group in ("all", dataset.category.get(query_id, "-")):
+            outcomes.setdefault(group, []).append((bool(found), every, turn))
+    figures = {}
+    for group in ["all"] + sorted(key for key in outcomes if key != "all"):
+        if group not in outcomes:
+            continue
+        rows = outcomes[group]
+        several = [every for _, every, _ in rows if every is not None]
+        figures[group] = {"name": CATEGORIES.get(group, group) if group != "all" else "all",
+                          "queries": len(rows),
+                          "session": round(sum(found for found, _, _ in rows) / len(rows), 4),
+                          "multi": len(several),
+                          "all_sessions": round(sum(several) / len(several), 4) if several else None,
+                          "turn": round(sum(turn for _, _, turn in rows) / len(rows), 4)}
+    return figures
+
+
+def in_text(doc_id: str, hit, first_lines: dict[str, int]) -> tuple[str, int | None, int | None]:
+    """The hit as (doc id, first line, last line), its file lines turned into lines of the document's text."""
+    if doc_id not in first_lines or hit.start_line is None or hit.end_line is None:
+        return doc_id, None, None
+    shift = first_lines[doc_id] - 1
+    return doc_id, hit.start_line - shift, hit.end_line - shift
+
+
+def text_lines(paths: dict[str, str]) -> dict[str, int]:
+    """doc id -> the file line of its text's first line, as the written memory holds it (after the frontmatter)."""
+    from memory_search.memories import split_frontmatter
+
+    return {doc_id: split_frontmatter(Path(path).read_text(encoding="utf-8"))[2] for path, doc_id in paths.items()}
+
+
 class _RememberingEmbedder:
     """Embeds each query once, however many modes ask for it."""
 
@@ -248,6 +315,8 @@ class Report:
     comparisons: list[Comparison] = field(default_factory=list)
     # mode -> abstain (unanswerable questions with no hit at the threshold), keep, ece, bins (--abstain)
     abstention: dict[str, dict] = field(default_factory=dict)
+    # mode -> category -> session, all-sessions and turn figures at 5 (conversation sets: metadata.evidence)
+    conversation: dict[str, dict[str, dict]] = field(default_factory=dict)
 
     def summary(self) -> dict:
         """The report without the per-query scores, as eval.py --json prints it."""
@@ -277,6 +346,8 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     root = workdir / "memories"
     try:
         paths = write_memories(dataset, root)
+        evidence_docs = {doc_id for pairs in dataset.evidence.values() for doc_id, _ in pairs}
+        first_lines = text_lines({path: doc_id for path, doc_id in paths.items() if doc_id in evidence_docs})
         run_settings = settings.with_overrides(memories_dir=str(root))
         started = time.monotonic()
         Indexer(run_settings, progress=progress).run()
@@ -289,7 +360,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, rerank)
             for mode in modes:
                 request = parse_mode(mode) | {"filters": Filters()}
-                runs, deep_runs, timings, judged = {}, {}, [], {}
+                runs, deep_runs, timings, judged, spans = {}, {}, [], {}, {}
                 for query_id, text in dataset.queries.items():
                     asked = request | {"today": dataset.today.get(query_id)}
                     began = time.perf_counter()
@@ -297,12 +368,16 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
                     judged[query_id] = [(hit.score, dataset.qrels[query_id].get(paths[hit.path], 0)) for hit in hits]
+                    if query_id in dataset.evidence:
+                        spans[query_id] = [in_text(paths[hit.path], hit, first_lines) for hit in hits]
                     # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
                     deep = search_in_time(SearchRequest(query=text, **(asked | {"rerank": False})), searcher.search)
                     deep_runs[query_id] = [paths[hit.path] for hit in deep]
                 report.results[mode] = score_run(runs, deep_runs, dataset)
                 report.per_query[mode] = per_query_ndcg(runs, dataset)
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
+                if spans:
+                    report.conversation[mode] = conversation_figures(spans, dataset)
                 if unanswerable is not None:
                     scores = {query_id: [hit.score for hit in searcher.search(
                         SearchRequest(query=text, **(request | {"top": 10, "rerank": False})))]
