@@ -105,3 +105,41 @@ def test_conversation_figures_count_sessions_every_session_and_turns_in_the_firs
     assert figures["all"] == {"name": "all", "queries": 3, "session": 1.0, "multi": 1, "all_sessions": 0.0,
                               "turn": round(1 / 3, 4)}
     assert figures["1"]["turn"] == 0.0 and figures["2"]["session"] == 1.0 and figures["2"]["turn"] == 0.5
+
+
+BUILT_SETS = ("bilingual-twins", "ja-conversations", "web-archive")
+
+
+@pytest.mark.parametrize("name", BUILT_SETS)
+def test_a_committed_set_is_what_its_build_script_writes(name, tmp_path):
+    folder = ROOT / "examples/eval" / name
+    result = subprocess.run([sys.executable, str(folder / "build.py"), str(tmp_path)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    written = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*") if path.is_file())
+    assert written and all((folder / path).read_bytes() == (tmp_path / path).read_bytes() for path in written)
+
+
+def test_one_language_of_a_bilingual_set_keeps_its_documents_and_the_questions_they_answer(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import load_dataset
+
+    folder = ROOT / "examples/eval/bilingual-twins"
+    both = load_dataset(folder, "ja")
+    english = load_dataset(folder, "ja", language="en")
+    assert len(both.corpus) == 88 and len(english.corpus) == 44 and all(doc.startswith("en/") for doc in english.corpus)
+    assert english.queries == both.queries  # every Japanese question still has its English twin to find
+    assert all(grades == {f"en/{doc[3:]}": 1 for doc in both.qrels[query] if doc.startswith("ja/")}
+               for query, grades in english.qrels.items())
+    assert english.name == "bilingual-twins-en-documents"
+
+
+def test_best_first_counts_the_queries_whose_first_hit_has_their_top_grade(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import Dataset, best_first
+
+    graded = Dataset("twins", {}, {"q1": "", "q2": "", "q3": ""}, {
+        "q1": {"ja/a": 2, "en/a": 1}, "q2": {"ja/b": 2, "en/b": 1}, "q3": {"ja/c": 1}})
+    runs = {"q1": ["ja/a", "en/a"], "q2": ["en/b", "ja/b"], "q3": ["ja/x"]}
+    assert best_first(runs, graded) == 0.5  # q3 has one grade: not counted
+    assert best_first({"q3": ["ja/c"]}, Dataset("flat", {}, {"q3": ""}, {"q3": {"ja/c": 1}})) is None

@@ -38,7 +38,12 @@ class Dataset:
     category: dict[str, str] = field(default_factory=dict)  # query id -> category
 
 
-def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED) -> Dataset:
+def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED,
+                 language: str | None = None) -> Dataset:
+    """The set's documents, the queries of `split` that have a relevant document among them, and their qrels.
+
+    language: keep only the documents whose metadata.language is this (one language of a bilingual set); a
+    query whose relevant documents are all left out is left out too."""
     def jsonl(path: Path):
         with open(path, encoding="utf-8") as handle:
             return [json.loads(line) for line in handle if line.strip()]
@@ -48,6 +53,11 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
         if not path.is_file():
             raise UsageError(f"{path} not found: DATASET_DIR needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
     documents = jsonl(folder / "corpus.jsonl")
+    if language is not None:
+        documents = [doc for doc in documents
+                     if isinstance(doc.get("metadata"), dict) and doc["metadata"].get("language") == language]
+        if not documents:
+            raise UsageError(f"no document of {folder / 'corpus.jsonl'} has metadata.language {language!r}")
     corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "") for doc in documents}
     places = {str(doc["_id"]): (str(doc["metadata"]["path"]), dict(doc["metadata"].get("frontmatter") or {}))
               for doc in documents if isinstance(doc.get("metadata"), dict) and doc["metadata"].get("path")}
@@ -67,7 +77,8 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     chosen = sorted(query_id for query_id in qrels if query_id in queries)
     if limit_queries and limit_queries < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, limit_queries))
-    return Dataset(folder.name, corpus, {query_id: queries[query_id] for query_id in chosen},
+    name = folder.name + (f"-{language}-documents" if language else "")
+    return Dataset(name, corpus, {query_id: queries[query_id] for query_id in chosen},
                    {query_id: qrels[query_id] for query_id in chosen}, places, today,
                    {query_id: evidence[query_id] for query_id in chosen if query_id in evidence},
                    {query_id: category[query_id] for query_id in chosen if query_id in category})
@@ -112,6 +123,20 @@ def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
         if doc in relevant:
             return 1.0 / (i + 1)
     return 0.0
+
+
+def best_first(runs: dict[str, list[str]], dataset: Dataset) -> float | None:
+    """The share of queries whose first hit is one of their highest-graded documents; None when no query has two
+    grades (a bilingual set grades the page in the question's language above its twin in the other)."""
+    graded = [query_id for query_id in runs if len(set(dataset.qrels[query_id].values())) > 1]
+    if not graded:
+        return None
+    hits = 0
+    for query_id in graded:
+        relevant = dataset.qrels[query_id]
+        ranked = runs[query_id]
+        hits += bool(ranked) and relevant.get(ranked[0], 0) == max(relevant.values())
+    return round(hits / len(graded), 4)
 
 
 def per_query_ndcg(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
@@ -312,6 +337,9 @@ class Report:
     results: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> metrics
     query_ms: dict[str, float] = field(default_factory=dict)  # mode -> median latency
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> query id -> nDCG@10
+    runs: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # mode -> query id -> first ten doc ids
+    # mode -> the share of queries with graded qrels whose first hit has the top grade (graded sets only)
+    best_first: dict[str, float] = field(default_factory=dict)
     comparisons: list[Comparison] = field(default_factory=list)
     # mode -> abstain (unanswerable questions with no hit at the threshold), keep, ece, bins (--abstain)
     abstention: dict[str, dict] = field(default_factory=dict)
@@ -320,18 +348,19 @@ class Report:
 
     def summary(self) -> dict:
         """The report without the per-query scores, as eval.py --json prints it."""
-        return {key: value for key, value in self.__dict__.items() if key != "per_query"} | {
+        return {key: value for key, value in self.__dict__.items() if key not in ("per_query", "runs")} | {
             "comparisons": [comparison.__dict__ for comparison in self.comparisons]}
 
 
 def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
              progress=None, keep_dir: Path | None = None, unanswerable: dict[str, str] | None = None,
-             threshold: float = THRESHOLD) -> Report:
+             threshold: float = THRESHOLD, language: str | None = None) -> Report:
     """Index the set as a memories directory, run every query in every mode, and score the runs.
 
     unanswerable: questions no document of the set answers; with them, each mode also reports the share of
     them left with no result at `threshold`, the share of answerable questions that keep their relevant
-    document at `threshold`, and the calibration of the scores against the qrels."""
+    document at `threshold`, and the calibration of the scores against the qrels. language: index only the
+    documents in that language (metadata.language)."""
     from memory_search.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
     from memory_search.filters import Filters
@@ -341,7 +370,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     from memory_search.retrieval import SearchRequest, Searcher, search_in_time
     from memory_search.schema import ManagedTables, find_index
 
-    dataset = load_dataset(folder, split, limit_queries)
+    dataset = load_dataset(folder, split, limit_queries, language=language)
     workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir
     root = workdir / "memories"
     try:
@@ -375,6 +404,9 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                     deep_runs[query_id] = [paths[hit.path] for hit in deep]
                 report.results[mode] = score_run(runs, deep_runs, dataset)
                 report.per_query[mode] = per_query_ndcg(runs, dataset)
+                report.runs[mode] = runs
+                if (first := best_first(runs, dataset)) is not None:
+                    report.best_first[mode] = first
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
                 if spans:
                     report.conversation[mode] = conversation_figures(spans, dataset)

@@ -10,6 +10,9 @@ def eval_text(report) -> str:
     for mode, metrics in report.results.items():
         lines.append(f"{mode:<22} {metrics['ndcg@10']:>8.4f} {metrics['recall@10']:>8.4f} "
                      f"{metrics['recall@100']:>8.4f} {metrics['mrr@10']:>8.4f} {report.query_ms[mode]:>10.1f}")
+    if report.best_first:
+        lines.append("best first (the first hit has the top grade, e.g. the page in the question's language): " +
+                     ", ".join(f"{mode} {share:.4f}" for mode, share in report.best_first.items()))
     for comparison in report.comparisons:
         lines.append(f"{comparison.other} vs {comparison.base}: nDCG@10 {comparison.delta:+.4f}, "
                      f"{comparison.wins} queries better, {comparison.losses} worse, {comparison.ties} unchanged")
