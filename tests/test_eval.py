@@ -143,3 +143,48 @@ def test_best_first_counts_the_queries_whose_first_hit_has_their_top_grade(monke
     runs = {"q1": ["ja/a", "en/a"], "q2": ["en/b", "ja/b"], "q3": ["ja/x"]}
     assert best_first(runs, graded) == 0.5  # q3 has one grade: not counted
     assert best_first({"q3": ["ja/c"]}, Dataset("flat", {}, {"q3": ""}, {"q3": {"ja/c": 1}})) is None
+
+
+def run_eval_all(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "tools/eval_all.py"), *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_eval_all_names_its_sets_and_refuses_unknown_ones(env, tmp_path):
+    listed = run_eval_all("--list", env=env)
+    assert listed.returncode == 0
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert {"locomo-dev", "twins-ja", "twins-ja-on-en-pages", "ja-conversations", "web-archive", "time-bound",
+            "package-notes-en", "scifact-train"} <= set(names)
+    for args, message in ((["--sets", "twins-ja,nonsense"], "unknown set nonsense"),
+                          (["--against", "no-such-ref-anywhere"], "is not a commit")):
+        result = run_eval_all(*args, "--work", str(tmp_path), env=env)
+        assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_eval_all_marks_changes_beyond_noise_and_flags_hybrid_below_its_better_leg(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from eval_all import EvalSet, paired, table
+
+    queries = [f"q{i}" for i in range(40)]
+    steady = dict.fromkeys(queries, 0.8)
+    assert paired(steady, steady) == (0.0, False)
+    assert paired(steady, {q: 0.8 + (0.3 if i % 2 else -0.3) for i, q in enumerate(queries)})[1] is False  # noise
+    lower = {q: 0.7 + (0.01 if i % 2 else -0.01) for i, q in enumerate(queries)}
+    mean, beyond = paired(steady, lower)
+    assert round(mean, 4) == -0.1 and beyond
+
+    def report(keyword, semantic, hybrid):
+        per_query = {"keyword": keyword, "semantic": semantic, "hybrid": hybrid}
+        return {"queries": 40, "per_query": per_query, "results": {
+            mode: {"ndcg@10": sum(scores.values()) / len(scores)} for mode, scores in per_query.items()}}
+
+    worse = EvalSet("twins-ja", ROOT, "ja")
+    fine = EvalSet("twins-en", ROOT, "en")
+    rows = [(worse, report(steady, steady, steady), report(lower, steady, lower), None),
+            (fine, report(steady, lower, steady), report(steady, lower, steady), None)]
+    text = table(rows, ["keyword", "semantic", "hybrid"], "main")
+    row = next(line for line in text.splitlines() if line.startswith("twins-ja "))
+    assert row.count("-0.1000*") == 2 and "+0.0000 " in row  # keyword and hybrid fell; semantic did not move
+    assert "  twins-ja: hybrid -0.1000 nDCG@10 against its better leg" in text
+    assert "twins-en: hybrid" not in text
