@@ -31,6 +31,7 @@ from ..errors import MemorySearchError, ParameterError, UsageError, first_line, 
 from ..resources import Resources
 from .cli import Console, command, exit_codes_help, memories_option
 from .graph import graph_routes
+from .page import page_routes
 from .outcomes import outcome
 
 DEFAULT_DB = "default"
@@ -166,10 +167,11 @@ def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
 
 
 def create_app(databases: list[Database], resources: Resources, secrets: tuple = (),
-               mcp_hosts: list[str] | None = None) -> Starlette:
+               mcp_hosts: list[str] | None = None, refresh: bool = False) -> Starlette:
     """The application; `secrets` (the Voyage key, the database URL) never appear in an error. With
     `mcp_hosts` (the Host values the MCP SDK's own check accepts), the default db's MCP tools are served at
-    /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py."""
+    /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py. refresh: whether the page at /
+    may start index runs (page.py)."""
     by_name = {database.name: database for database in databases}
 
     def loaded(name: str | None) -> Database:
@@ -269,6 +271,8 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     ]
     routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                            answer)
+    routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
+                          answer, query_values, refresh)
     lifespan = None
     served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
     if mcp_hosts is not None and served:
@@ -370,8 +374,9 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
         bound = sock.getsockname()[1]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
         hosts = http_guard.allowed_hosts(host, bound, extra_hosts)
+        # The page starts index runs for whoever reaches it: on loopback, or with the token.
         app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url),
-                                          sorted(hosts)), hosts, token)
+                                          sorted(hosts), refresh=token is not None or host in LOOPBACK), hosts, token)
         protocol = type("Protocol", (http_guard.GuardedH11,), {"cap": http_guard.connection_cap()})
         config = uvicorn.Config(app, http=protocol, lifespan="on", timeout_graceful_shutdown=5, access_log=False,
                                 log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5)
