@@ -1,5 +1,5 @@
 """The knowledge-base page at serve.py's /: its JSON, its safety rules (policy, anti-forgery, sign-in), and the
-page itself driven in a real headless Chromium (tests/browser.py): search, open a memory, follow a link, the
+page itself driven in a real headless Chromium (tools/chromium.py): search, open a memory, follow a link, the
 graph, the progress of an index run, the keyboard, the phone width, and notes that try to run script."""
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 pytest.importorskip("starlette", reason="the faces extra is not installed (make install installs it)")
 pytest.importorskip("markdown_it", reason="the faces extra is not installed (make install installs it)")
 
-import browser  # noqa: E402
-from conftest import SCRIPTS, MemoriesDir, index  # noqa: E402
+from conftest import ROOT, SCRIPTS, MemoriesDir, index  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tools"))
+import chromium as browser  # noqa: E402
 from memory_search.faces.markdown_html import render  # noqa: E402
 from memory_search.index_writer import lock_key, write_meta  # noqa: E402
 from memory_search.schema import ManagedTables  # noqa: E402
@@ -146,7 +148,8 @@ def test_the_page_and_its_assets_come_from_the_package_under_a_policy_without_in
     policy = headers["content-security-policy"]
     assert status == 200 and "script-src 'self';" in policy and "unsafe-inline" not in policy
     assert "frame-ancestors 'none'" in policy and headers["x-content-type-options"] == "nosniff"
-    assert re.findall(r"<script(?![^>]*\bsrc=)", body) == [] and not re.search(r"\son\w+=", body)
+    assert re.findall(r"<script(?![^>]*\b(?:src=|type=\"application/json\"))", body) == []
+    assert not re.search(r"\son\w+=", body)
     assert not re.search(r"(?:src|href)=\"(?:https?:)?//", body)  # nothing from elsewhere
     for path, kind in (("/assets/page.js", "text/javascript"), ("/assets/page.css", "text/css"),
                        ("/graph/graph.js", "text/javascript")):
@@ -155,6 +158,21 @@ def test_the_page_and_its_assets_come_from_the_package_under_a_policy_without_in
         assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
     assert request(server["base"], "/assets/nothing.js")[0] == 404
     assert request(server["base"], "/assets/..%2Fgraph.html")[0] == 404
+
+
+def test_the_page_served_for_a_search_holds_its_answer_as_data_whatever_the_query(server):
+    status, _, body = request(server["base"], "/", q="HNSW tuning yesterday")
+    first = json.loads(re.search(r'<script type="application/json" id="first-search">(.*?)</script>', body,
+                                 re.S).group(1))
+    assert status == 200 and first["hits"][0]["relpath"] == f"raw/session/{YESTERDAY}/101010_abcd1234_s1.md"
+    assert first == get_json(server["base"], "/page/search.json", q="HNSW tuning yesterday") | {
+        "took_ms": first["took_ms"]}
+    hostile = "</script><script>window.pwned=1</script><!--"
+    body = request(server["base"], "/", q=hostile)[2]
+    assert "<script>window.pwned" not in body and body.count("</script>") == 2  # the page's script, and the data's
+    data = re.search(r'id="first-search">(.*?)</script>', body, re.S).group(1)
+    assert json.loads(data) is None or json.loads(data)["query"] == hostile
+    assert re.search(r'id="first-search">null</script>', request(server["base"], "/")[2])
 
 
 def test_search_answers_as_search_py_with_the_matched_words_and_the_window_of_time_words(server):
@@ -464,7 +482,8 @@ def test_a_running_index_shows_its_progress_live_files_then_embeddings(server, c
 @needs_browser
 def test_a_hostile_note_executes_nothing_in_the_browser(server, chromium):
     page = chromium.page(1280, 900, "en-US")
-    _ready(page, server["base"] + "/?q=hostile&open=wiki/hostile.md")
+    _ready(page, server["base"] + "/?open=wiki/hostile.md&q=" + urllib.parse.quote(
+        "hostile </script><script>window.pwned='query'</script>"))
     page.wait("document.body.dataset.open === 'wiki/hostile.md'")
     assert page.evaluate("document.getElementById('reader-title').textContent") == \
         "<img src=x onerror=\"window.pwned='title'\">"

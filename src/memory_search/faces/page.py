@@ -49,7 +49,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
     error response; query_values(request, names) reads request parameters as the API does; refresh: whether
     the page may start index.py (on loopback, or behind the token)."""
     import anyio.to_thread
-    from starlette.responses import HTMLResponse, JSONResponse, Response
+    from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
     from ..render import hit_dict, record_dict, related_dict
@@ -84,7 +84,27 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
 
     async def page(request):
         text = (STATIC / "page.html").read_text(encoding="utf-8").replace("{{csrf}}", csrf)
-        return HTMLResponse(text, headers=HEADERS)
+        before, _, after = text.partition("{{first}}")
+
+        async def parts():
+            # The page goes out at once, so the browser fetches its script and style while the first search
+            # runs; its answer closes the page (the script reads it there instead of asking again).
+            yield before.encode()
+            first = "null"
+            if request.query_params.get("q", "").strip():
+                try:
+                    name, settings = names_db(request)
+
+                    def call():
+                        with resources.open(settings) as memories:
+                            return search(memories, name, request)
+
+                    first = script_json(await anyio.to_thread.run_sync(call))
+                except Exception:  # the page asks again, and shows what went wrong
+                    first = "null"
+            yield (first + after).encode()
+
+        return StreamingResponse(parts(), media_type="text/html; charset=utf-8", headers=HEADERS)
 
     async def sign_in(request):
         back = request.query_params.get("next") or "/"
@@ -183,6 +203,14 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             Route("/page/memory.json", reading(memory), methods=["GET"]),
             Route("/page/recent.json", reading(recent), methods=["GET"]),
             Route("/page/refresh", start_index, methods=["POST"])]
+
+
+def script_json(value) -> str:
+    """JSON to place inside <script type="application/json">: no `<`, `>` or `&` that could end the element."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace(
+        "&", "\\u0026")
 
 
 def same_origin(request, csrf: str) -> bool:

@@ -1,7 +1,8 @@
 // The knowledge-base page: overview, search, a memory opened, recent records and the graph, over /page/*.json.
 // Every text from the server goes in as text (textContent); the one exception is a memory's body, which the
 // server renders from Markdown with raw HTML off and dangerous links removed (faces/markdown_html.py).
-// The page's state is its address: ?db=&q=&scope=&project=&tag=&since=&until=&superseded=1&open=PATH.
+// The page's state is its address: ?db=&q=&scope=&project=&tag=&since=&until=&include_superseded=true&open=PATH.
+// Served with ?q=, the page holds the answer to that first search (#first-search), so it needs no second trip.
 "use strict";
 
 const TEXT = {
@@ -123,7 +124,8 @@ function readAddress() {
   return {
     db: query.get("db") || "", q: query.get("q") || "", scope: query.get("scope") || "all",
     project: query.get("project") || "", tags: query.getAll("tag"), since: query.get("since") || "",
-    until: query.get("until") || "", superseded: query.get("superseded") === "1", open: query.get("open") || "",
+    until: query.get("until") || "", superseded: /^(1|true|yes)$/i.test(query.get("include_superseded") || ""),
+    open: query.get("open") || "",
   };
 }
 
@@ -136,7 +138,7 @@ function address(state) {
   if (state.q) for (const tag of state.tags) query.append("tag", tag);
   if (state.q && state.since) query.set("since", state.since);
   if (state.q && state.until) query.set("until", state.until);
-  if (state.q && state.superseded) query.set("superseded", "1");
+  if (state.q && state.superseded) query.set("include_superseded", "true");
   if (state.open) query.set("open", state.open);
   const text = query.toString();
   return location.pathname + (text ? "?" + text : "");
@@ -294,6 +296,7 @@ async function refresh() {
 // --- search -------------------------------------------------------------------------------------
 
 let searched = null;  // the search the results on screen answer
+let firstSearch = JSON.parse(document.getElementById("first-search").textContent || "null");
 
 function fillForm() {
   $("q").value = state.q;
@@ -343,9 +346,10 @@ async function runSearch() {
   }
   status.textContent = T.searching;
   const started = performance.now();
-  let answer;
+  let answer = firstSearch;
+  firstSearch = null;  // it answers the address the page was served for, once
   try {
-    answer = await getJson("/page/search.json", { q: state.q, scope: state.scope === "all" ? "" : state.scope,
+    answer = answer || await getJson("/page/search.json", { q: state.q, scope: state.scope === "all" ? "" : state.scope,
       project: state.project, tag: state.tags, since: state.since, until: state.until,
       include_superseded: state.superseded ? "true" : "" });
   } catch (failure) {
@@ -484,7 +488,7 @@ async function loadGraph() {
   $("graph-link").href = "/graph" + (state.db ? "?db=" + encodeURIComponent(state.db) : "");
   let data;
   try {
-    data = await getJson("/graph/data.json");
+    [data] = await Promise.all([getJson("/graph/data.json"), graphScript()]);
   } catch (failure) {
     summary.textContent = failure.message;
     return;
@@ -498,6 +502,15 @@ async function loadGraph() {
   drawnGraph = MemoryGraph.draw(root, data, (id) => { opener = null; go({ open: id }); });
   if (state.open) drawnGraph.select(state.open);
   document.body.dataset.nodes = String(data.nodes.length);
+}
+
+function graphScript() {  // graph.js, fetched once the graph is wanted: the first search does not wait for it
+  if (window.MemoryGraph) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    document.head.append(element("script", { src: "/graph/graph.js" }));
+    document.head.lastChild.addEventListener("load", resolve);
+    document.head.lastChild.addEventListener("error", () => reject(new Error("cannot load /graph/graph.js")));
+  });
 }
 
 function graphWhenSeen() {
@@ -557,7 +570,8 @@ function wire() {
 
 async function start() {
   document.body.dataset.ready = "";
-  await Promise.all([render(), loadOverview(), loadRecent()]);
+  await render();  // the search first: the overview's count of the directory waits for it
+  await Promise.all([loadOverview(), loadRecent()]);
   pollProgress();
   graphWhenSeen();
   document.body.dataset.ready = "1";

@@ -1,5 +1,6 @@
-"""Headless Chromium driven over the DevTools protocol on a pipe (--remote-debugging-pipe): the browser itself,
-no driver program and no debugging port. Used by the page's tests and by tools/page_shots.py.
+"""Headless Chromium driven over the DevTools protocol on a pipe (--remote-debugging-pipe): Debian's browser
+itself, no driver program, no debugging port, standard library only. Used by the page's tests
+(tests/test_page.py) and by tools/page_bench.py.
 
     with Browser() as browser:
         page = browser.page(width=1280, height=800, language="ja")
@@ -138,9 +139,10 @@ class Page:
 
     def __init__(self, browser: Browser, width: int, height: int, language: str, mobile: bool):
         self.browser = browser
-        context = browser.send("Target.createBrowserContext")["browserContextId"]
-        target = browser.send("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]
-        self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.context = browser.send("Target.createBrowserContext")["browserContextId"]
+        self.target = browser.send("Target.createTarget", {"url": "about:blank",
+                                                           "browserContextId": self.context})["targetId"]
+        self.session = browser.send("Target.attachToTarget", {"targetId": self.target, "flatten": True})["sessionId"]
         self.console: list[str] = []
         self.exceptions: list[str] = []
         browser._listeners.append(self._event)
@@ -165,6 +167,11 @@ class Page:
 
     def send(self, method: str, params: dict | None = None, timeout: float | None = None) -> dict:
         return self.browser.send(method, params, self.session, timeout)
+
+    def close(self) -> None:
+        self.browser._listeners.remove(self._event)
+        self.browser.send("Target.closeTarget", {"targetId": self.target})
+        self.browser.send("Target.disposeBrowserContext", {"browserContextId": self.context})
 
     def resize(self, width: int, height: int, mobile: bool = False) -> None:
         self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
