@@ -333,7 +333,8 @@ def test_a_run_records_its_progress_in_the_index_for_other_readers_files_then_em
     watcher = Watcher()
     with memory_search.open(memories_dir=memories.root) as library:
         library.index(progress=watcher)
-        assert library.progress() == {"building": False, "progress": None}
+        assert library.progress() == {"building": False, "progress": None,
+                                      "last_indexed_at": library.status()["last_indexed_at"]}
         assert "progress" not in library.status() or library.status()["progress"] is None
     watcher.reader.close()
     assert all(state["building"] for state in seen)

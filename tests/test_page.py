@@ -238,7 +238,8 @@ def test_the_overview_names_the_index_its_model_embeddings_and_stale_files(serve
     recent = get_json(server["base"], "/page/recent.json")["records"]
     assert [record["kind"] for record in recent] == ["session", "minutes", "web"]
     assert recent[0]["relpath"] == f"raw/session/{YESTERDAY}/101010_abcd1234_s1.md"
-    assert get_json(server["base"], "/page/progress.json") == {"building": False, "progress": None}
+    assert get_json(server["base"], "/page/progress.json") == {"building": False, "progress": None,
+                                                               "last_indexed_at": status["last_indexed_at"]}
 
 
 def test_the_page_obeys_the_host_rule_and_writes_only_through_the_refresh(server):
@@ -500,3 +501,23 @@ def test_a_hostile_note_executes_nothing_in_the_browser(server, chromium):
     assert page.evaluate("document.querySelectorAll('#reader-text script, #reader-text img, #reader-text svg, "
                          "#reader-text iframe, [onerror], [onload], [onmouseover]').length") == 0
     assert page.exceptions == []
+
+
+@needs_browser
+def test_the_refresh_button_starts_an_index_run_and_the_overview_follows_it(server, chromium, kb):
+    import shutil as files
+
+    files.rmtree(f"{server['env']['XDG_STATE_HOME']}/memory-search/indexing", ignore_errors=True)  # no run lately
+    page = chromium.page(1280, 900, "en-US")
+    _ready(page, server["base"] + "/")
+    assert page.evaluate("document.querySelector('.figure[data-key=files] dd').textContent") == "8"
+    kb.write("wiki/later.md", "# Later\n\nWritten after the index run.", title="Later")
+    try:
+        page.focus("#refresh")
+        page.press("Enter")
+        page.wait("document.getElementById('refresh-note').textContent.startsWith('An index run started')")
+        page.wait("document.querySelector('.figure[data-key=files] dd').textContent === '9'", timeout=180)
+        assert page.exceptions == []
+    finally:
+        (kb.root / "wiki" / "later.md").unlink()
+        index(server["env"], kb)

@@ -161,8 +161,8 @@ class Memories:
         return index_status(self.connection, self.settings)
 
     def progress(self) -> dict:
-        """Whether an indexer is at work on the index now and how far it got: {"building", "progress"}
-        (run_progress.py); a cheap look, for polling while a run goes on."""
+        """Whether an indexer is at work on the index now and how far it got, and when the last run ended:
+        {"building", "progress", "last_indexed_at"} (run_progress.py); a cheap look, for polling."""
         from .status import index_progress
 
         return index_progress(self.connection, self.settings)

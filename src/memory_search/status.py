@@ -57,11 +57,13 @@ def index_status(conn, settings) -> dict:
 
 
 def index_progress(conn, settings) -> dict:
-    """Whether an indexer is at work on the index now and, when it is, how far it got (run_progress.py):
-    a cheap look, for polling while a run goes on."""
+    """Whether an indexer is at work on the index now, how far it got when it is (run_progress.py), and when
+    the last run ended: a cheap look, for polling while a run goes on."""
     tables = ManagedTables.of(settings.memories_root)
     building = indexer_running(conn, tables)
-    return {"building": building, "progress": run_progress.read(read_meta(conn, tables)) if building else None}
+    meta = read_meta(conn, tables)
+    return {"building": building, "progress": run_progress.read(meta) if building else None,
+            "last_indexed_at": meta.get("last_indexed_at")}
 
 
 def _relative(path: str, root) -> str:

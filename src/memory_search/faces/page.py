@@ -131,7 +131,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
         try:
             return memories.progress()
         except IndexMissing:
-            return {"building": False, "progress": None}
+            return {"building": False, "progress": None, "last_indexed_at": None}
 
     def search(memories, name, request) -> dict:
         from ..snippets import marks

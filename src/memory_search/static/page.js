@@ -263,7 +263,10 @@ async function pollProgress() {
     answer = { building: false };
   }
   drawProgress(answer);
-  if (wasBuilding && !answer.building) loadOverview();  // the run ended: new figures
+  const lastRun = overview && overview.status ? overview.status.last_indexed_at : null;
+  if ((wasBuilding && !answer.building) || (answer.last_indexed_at && answer.last_indexed_at !== lastRun)) {
+    loadOverview();  // a run ended (here or anywhere): new figures
+  }
   if (!wasBuilding && answer.building) $("state").dataset.state = "building";
   wasBuilding = answer.building;
   polling = false;
