@@ -2,7 +2,8 @@
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
 /api/semantic, which are /api/search with a fixed target; /api/read returns a memory's lines; /graph
-draws the link graph (graph.py); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
+draws the link graph (graph.py); / is the knowledge-base page (page.py: its JSON under /page/, and a
+POST that refreshes the index); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
 a memories directory and its table, or an index another machine builds (index:PREFIX). The default one
 is MEMORIES_DIR's; more come from --db or from databases.json in the configuration folder. Both branches
 of a search run at once, each on its own read-only connection, through the same search as search.py."""
@@ -394,6 +395,7 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
 
 SERVE_EXAMPLES = """\
   serve.py                                  # a free port; the URL goes to the endpoint file
+  xdg-open "$(cat ~/.config/memory-search/endpoint)/"   # the knowledge-base page
   serve.py --port 8765 --db work=~/work-memories
   curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
   serve.py --token-file ~/.config/memory-search/token   # every route but /api/health needs the token
@@ -425,8 +427,10 @@ def serve_command(console: Console, host, port, dbs, token_file, allowed, memori
     """Serve the memories over a read-only HTTP API, on 127.0.0.1 by default.
 
     GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
-    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /graph?db= draws the
-    link graph in a browser; /mcp is the MCP server (Streamable HTTP) over the first db that loads.
+    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /?db= is the
+    knowledge-base page for people (overview, search, a memory, recent records, the graph, index
+    progress and refresh); /graph?db= draws the link graph in a browser; /mcp is the MCP server
+    (Streamable HTTP) over the first db that loads. With a token, a browser signs in at /signin.
     The default db is the memories directory's index; databases.json
     in the configuration folder and --db add more. The base URL is written to
     <config>/memory-search/endpoint (mode 0600) and removed on exit. Only requests for the
