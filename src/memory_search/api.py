@@ -97,15 +97,22 @@ class Memories:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def read(self, path: str, start_line: int = 1, end_line: int | None = None):
-        """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names."""
+    def read(self, path: str, start_line: int = 1, end_line: int | None = None, limit: int | None = None):
+        """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names.
+        limit: the most characters returned (default reading.READ_LIMIT)."""
         from .errors import MemoryNotFound
-        from .reading import read
+        from .reading import READ_LIMIT, read
 
         if self.settings.remote:
             raise MemoryNotFound(f"the memories of this index are on another machine ({self.root}): read {path} there")
         require_directory(self.root, self.settings.missing_memories())
-        return read(self.root, str(path), start_line, end_line)
+        return read(self.root, str(path), start_line, end_line, limit or READ_LIMIT)
+
+    def document(self, path: str):
+        """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
+        from .document import document
+
+        return document(self, path)
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""
@@ -152,6 +159,13 @@ class Memories:
         from .status import index_status
 
         return index_status(self.connection, self.settings)
+
+    def progress(self) -> dict:
+        """Whether an indexer is at work on the index now and how far it got, and when the last run ended:
+        {"building", "progress", "last_indexed_at"} (run_progress.py); a cheap look, for polling."""
+        from .status import index_progress
+
+        return index_progress(self.connection, self.settings)
 
     def verify(self):
         """Check every file, chunk, posting, frequency, vector and count against the directory

@@ -17,6 +17,7 @@ from .errors import DatabaseUnavailable, IndexBusy, first_line
 from .hints import command
 from .memories import BadMemory, MemoryFile, Skipped, discover, read_memory, require_directory
 from .records import record_date
+from .run_progress import RunProgress
 from .schema import ManagedTables, check_versions, read_meta
 
 REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
@@ -83,7 +84,8 @@ class Indexer:
         self.root = settings.memories_root
         self.include = None if include is None else tuple(include)
         self.exclude = None if exclude is None else tuple(exclude)
-        self.progress = progress
+        self.progress = progress  # a terminal's progress bar, or None
+        self._run: RunProgress | None = None  # the progress of the run under way, recorded in the index
         self.live = self.tables = ManagedTables.of(self.root)
 
     def _check_root(self):
@@ -121,6 +123,8 @@ class Indexer:
                     writer.drop_schema(conn, self.tables)  # what an interrupted rebuild left
                 spec = self._prepare(conn, rebuild)
                 writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
+                # Recorded where readers of the index look: the live index, even while a rebuild fills another.
+                self._run = RunProgress(conn, self.live if read_meta(conn, self.live) else self.tables, self.progress)
                 stats = self._update(conn, spec)
                 writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
                 # An index written before the statistics gained the per-script means gets them once.
@@ -134,7 +138,9 @@ class Indexer:
                 f"lost the connection to PostgreSQL while indexing ({first_line(error)}): start it again and "
                 f"rerun `{command('index')}`; every file written so far is kept") from None
         finally:
-            self.tables = self.live
+            if self._run is not None:
+                self._run.clear()
+            self.tables, self._run = self.live, None
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 
@@ -179,10 +185,10 @@ class Indexer:
         # phase leaves whole files behind, and the next run carries on where it stopped.
         indexed = plan.indexed
         todo = _newest_first(plan.new + plan.changed)
-        if self.progress:
-            self.progress.start(len(todo))
+        self._run.start(len(todo))
         batch: list[ingest.Prepared] = []
         for memory_file in todo:
+            self._run.reading(memory_file.relpath)
             item = self._read(conn, memory_file, stats)
             if item is None:
                 self._advance(0)
@@ -199,12 +205,11 @@ class Indexer:
                 batch = []
         if batch:
             self._write(conn, spec, batch, stats)
-        if self.progress:
-            self.progress.finish()
+        self._run.finish()
         if writer.count_pending(conn, self.tables):
             embedder = self.embedder or (self.embedders.get(spec, self.settings) if self.embedders is not None
                                          else make_embedder(spec, self.settings))
-            done = ingest.embed_pending(conn, self.tables, spec, embedder, self.progress)
+            done = ingest.embed_pending(conn, self.tables, spec, embedder, self._run)
             stats.embedded += done.embedded
             stats.cached += done.cached
         return stats
@@ -242,11 +247,13 @@ class Indexer:
             self._advance(len(item.rows))
 
     def _advance(self, chunks: int) -> None:
-        if self.progress:
-            self.progress.advance(1, chunks)
+        if self._run:
+            self._run.advance(1, chunks)
 
     def _say(self, message: str) -> None:
-        if self.progress:
+        if self._run:
+            self._run.note(message)
+        elif self.progress:
             self.progress.note(message)
 
 

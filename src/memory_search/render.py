@@ -160,8 +160,10 @@ def status_text(status: dict) -> str:
         f"  {status['files']} files, {status['chunks']} chunks, {status['index_bytes'] / 1048576:.1f} MB",
         f"  model {status['model']['provider']}/{status['model']['model']} ({status['model']['dimension']} dimensions)",
         f"  last indexed {status['last_indexed_at'] or 'never'}"
-        + ("; an indexer is running now" if status.get("building") else ""),
+        + ("; an indexer is running now" + _progress_text(status.get("progress")) if status.get("building") else ""),
     ]
+    if status.get("waiting"):
+        lines.append(f"  {status['waiting']} chunks waiting for their embedding (found by keywords only until then)")
     for group in status["by_kind_and_status"]:
         lines.append(f"  {group['kind']:<8} {group['status']:<11} {group['files']:>6} files "
                      f"{group['chunks']:>7} chunks")
@@ -181,6 +183,14 @@ def status_text(status: dict) -> str:
     if len(status["unreadable"]) > 10:
         lines.append(f"  ... and {len(status['unreadable']) - 10} more unreadable (see --json)")
     return "\n".join(lines)
+
+
+def _progress_text(progress: dict | None) -> str:
+    """`: files 12/40` or `: embeddings 300/900`, from run_progress's record."""
+    if not progress:
+        return ""
+    counts = progress.get(progress.get("phase")) or {}
+    return f": {progress.get('phase')} {counts.get('done', 0)}/{counts.get('total', 0)}"
 
 
 # --- related memories ------------------------------------------------------------------------------

@@ -497,7 +497,8 @@ STATS_EXAMPLES = """\
 def stats_command(console: Console, as_json, verify, searches, memories):
     """Show what the index holds and how far it is behind the memories directory.
 
-    Also whether an indexer is running now and how many links the memories hold."""
+    Also how many chunks wait for their embedding, the stale files by name, whether an
+    indexer is running now (and how far it got), and how many links the memories hold."""
     from ..render import as_json as to_json, search_summary_text, status_text, verification_text
 
     settings = console.settings(memories)

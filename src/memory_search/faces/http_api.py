@@ -2,7 +2,8 @@
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
 /api/semantic, which are /api/search with a fixed target; /api/read returns a memory's lines; /graph
-draws the link graph (graph.py); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
+draws the link graph (graph.py); / is the knowledge-base page (page.py: its JSON under /page/, and a
+POST that refreshes the index); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
 a memories directory and its table, or an index another machine builds (index:PREFIX). The default one
 is MEMORIES_DIR's; more come from --db or from databases.json in the configuration folder. Both branches
 of a search run at once, each on its own read-only connection, through the same search as search.py."""
@@ -31,6 +32,7 @@ from ..errors import MemorySearchError, ParameterError, UsageError, first_line, 
 from ..resources import Resources
 from .cli import Console, command, exit_codes_help, memories_option
 from .graph import graph_routes
+from .page import page_routes
 from .outcomes import outcome
 
 DEFAULT_DB = "default"
@@ -166,10 +168,11 @@ def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
 
 
 def create_app(databases: list[Database], resources: Resources, secrets: tuple = (),
-               mcp_hosts: list[str] | None = None) -> Starlette:
+               mcp_hosts: list[str] | None = None, refresh: bool = False) -> Starlette:
     """The application; `secrets` (the Voyage key, the database URL) never appear in an error. With
     `mcp_hosts` (the Host values the MCP SDK's own check accepts), the default db's MCP tools are served at
-    /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py."""
+    /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py. refresh: whether the page at /
+    may start index runs (page.py)."""
     by_name = {database.name: database for database in databases}
 
     def loaded(name: str | None) -> Database:
@@ -269,6 +272,8 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     ]
     routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                            answer)
+    routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
+                          answer, query_values, refresh)
     lifespan = None
     served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
     if mcp_hosts is not None and served:
@@ -370,8 +375,9 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
         bound = sock.getsockname()[1]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
         hosts = http_guard.allowed_hosts(host, bound, extra_hosts)
+        # The page starts index runs for whoever reaches it: on loopback, or with the token.
         app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url),
-                                          sorted(hosts)), hosts, token)
+                                          sorted(hosts), refresh=token is not None or host in LOOPBACK), hosts, token)
         protocol = type("Protocol", (http_guard.GuardedH11,), {"cap": http_guard.connection_cap()})
         config = uvicorn.Config(app, http=protocol, lifespan="on", timeout_graceful_shutdown=5, access_log=False,
                                 log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5)
@@ -389,6 +395,7 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
 
 SERVE_EXAMPLES = """\
   serve.py                                  # a free port; the URL goes to the endpoint file
+  xdg-open "$(cat ~/.config/memory-search/endpoint)/"   # the knowledge-base page
   serve.py --port 8765 --db work=~/work-memories
   curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
   serve.py --token-file ~/.config/memory-search/token   # every route but /api/health needs the token
@@ -420,8 +427,10 @@ def serve_command(console: Console, host, port, dbs, token_file, allowed, memori
     """Serve the memories over a read-only HTTP API, on 127.0.0.1 by default.
 
     GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
-    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /graph?db= draws the
-    link graph in a browser; /mcp is the MCP server (Streamable HTTP) over the first db that loads.
+    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /?db= is the
+    knowledge-base page for people (overview, search, a memory, recent records, the graph, index
+    progress and refresh); /graph?db= draws the link graph in a browser; /mcp is the MCP server
+    (Streamable HTTP) over the first db that loads. With a token, a browser signs in at /signin.
     The default db is the memories directory's index; databases.json
     in the configuration folder and --db add more. The base URL is written to
     <config>/memory-search/endpoint (mode 0600) and removed on exit. Only requests for the

@@ -5,7 +5,10 @@ connections with a deadline for each request's head, and logging that never floo
   on loopback, --allowed-host names), with or without the port; anything else, a page that rebound its
   own name to 127.0.0.1 for one, gets 400 with no body.
 - Token: when one is configured, every route but /api/health needs `Authorization: Bearer TOKEN` (or the
-  cookie GET /graph?token=TOKEN sets, for the graph page in a browser); without it, 401.
+  cookie GET /graph?token=TOKEN sets, for the graph page in a browser); without it, 401. A person signs in
+  to the page once with the form at /signin (its POST, from this host only, sets the HttpOnly, SameSite
+  cookie; the token never goes in a URL); the page's address without the cookie leads there. The form and
+  the page's scripts and styles (/assets/) are open: they hold no data.
 - Connections: at most MAX_CONNECTIONS open (fewer when the descriptor limit is low); one more is closed
   at once, so running out of descriptors turns into refusals, not silence. A connection that has not sent
   a whole request head within HEAD_SECONDS of connecting, or of its last answer, is closed.
@@ -22,6 +25,7 @@ import secrets
 import stat
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -31,7 +35,9 @@ MAX_CONNECTIONS = 200
 DESCRIPTOR_RESERVE = 64  # for database connections, the model, logs and the listening socket itself
 HEAD_SECONDS = 10.0
 TOKEN_COOKIE = "memory_search_token"
-OPEN = ("/api/health",)  # answered without the token: a load balancer's probe
+OPEN = ("/api/health", "/signin")  # answered without the token: a load balancer's probe, the sign-in form
+OPEN_PREFIXES = ("/assets/",)  # the page's scripts and styles
+SIGN_IN_LIMIT = 4096  # bytes of a sign-in form read at most
 _log = logging.getLogger("memory_search.http")
 
 
@@ -100,13 +106,20 @@ class Guard:
         if host not in self.hosts:
             incident("refused requests for a host this server is not: %s", host[:80] or "(none)")
             return await _answer(send, 400, b"", [])
-        if self.token is None or scope["path"] in OPEN:
+        path, method = scope["path"], scope.get("method", "GET")
+        if self.token is not None and method == "POST" and path == "/signin":
+            return await self._sign(scope, receive, send, headers)
+        if self.token is None or path in OPEN or path.startswith(OPEN_PREFIXES):
             return await self.app(scope, receive, send)
         if scope["path"] in ("/graph", "/graph/") and self._query_token(scope):
             cookie = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()
             return await _answer(send, 303, b"", [(b"location", b"/graph"), (b"set-cookie", cookie)])
         if self._authorized(headers):
             return await self.app(scope, receive, send)
+        if path == "/" and method == "GET":  # the page in a browser: to the sign-in form, and back here after
+            query = scope.get("query_string", b"").decode("latin-1")
+            back = quote("/" + ("?" + query if query else ""), safe="")
+            return await _answer(send, 303, b"", [(b"location", f"/signin?next={back}".encode())])
         return await _answer(send, 401, b'{"error": "a bearer token is required: send Authorization: Bearer TOKEN"}',
                              [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")])
 
@@ -120,9 +133,33 @@ class Guard:
                 return True
         return False
 
-    def _query_token(self, scope) -> bool:
-        from urllib.parse import parse_qs
+    async def _sign(self, scope, receive, send, headers: dict) -> None:
+        """POST /signin (token=...&next=...): the cookie and back to the page, or the form again. Only from a
+        page of this host (Origin), so no other site signs anyone in."""
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+        if origin and urlsplit(origin).netloc.lower() != host:
+            incident("refused a sign-in from another site: %s", origin[:80])
+            return await _answer(send, 403, b"", [])
+        body = b""
+        while len(body) <= SIGN_IN_LIMIT:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        form = parse_qs(body[:SIGN_IN_LIMIT].decode("utf-8", "replace"))
+        given, back = form.get("token", [""])[-1].strip(), form.get("next", ["/"])[-1]
+        if not back.startswith("/") or back.startswith("//") or "\\" in back:
+            back = "/"  # only this server's own pages
+        back = quote(back, safe="/?=&%:@!$'()*+,;~-._")  # nothing that could end the header line
+        if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
+            incident("refused a sign-in with a wrong token")
+            return await _answer(send, 303, b"", [(b"location", f"/signin?failed=1&next={quote(back, safe='')}"
+                                                   .encode())])
+        cookie = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()
+        return await _answer(send, 303, b"", [(b"location", back.encode()), (b"set-cookie", cookie)])
 
+    def _query_token(self, scope) -> bool:
         given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[-1]
         return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
 

@@ -8,7 +8,7 @@ as soon as it can start."""
 import sys
 
 HELPED = ("search", "recent", "stats", "similar")  # the read-only scripts a warm helper may answer
-NEEDS = {"serve": ("starlette", "uvicorn"), "mcp_server": ("mcp",)}  # beyond the core dependencies
+NEEDS = {"serve": ("starlette", "uvicorn", "markdown_it"), "mcp_server": ("mcp",)}  # beyond the core dependencies
 
 
 def launch(script: str) -> None:
