@@ -175,11 +175,12 @@ def checked(values: dict, names) -> dict:
         raise UsageError(error.spelled(params.PARAMETERS[error.parameter].cli)) from None
 
 
-def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: bool = False,
+def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: str = "",
         exits: bool = True) -> int:
     """Run a click command with one-line errors and the documented exit codes.
 
-    start_helper: no warm helper answered this call; start one for the next.
+    start_helper: no warm helper answered this call; start one for the next ("start"), or one that replaces
+    the helper that did not answer ("replace"): client.answer's word.
     exits: end the process with the exit code (False in the helper and in tests, which run many)."""
     console = console or Console.of_process(prog)
     console.prog = prog
@@ -210,7 +211,7 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     if start_helper and code == 0:  # after the output, so its start-up does not slow this call; not for a
         from . import helper        # run that failed (no index, say): the next call would fail the same way
 
-        helper.start_in_background(warm=prog == "search.py")
+        helper.start_in_background(warm=prog == "search.py", replace=start_helper == "replace")
     if exits:
         gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
         sys.exit(code)
@@ -640,7 +641,8 @@ def db_start(console: Console):
 @db_command.command("stop", cls=Command)
 @click.pass_obj
 def db_stop(console: Console):
-    """Stop the embedded server and the warm helpers (their connections would break anyway)."""
+    """Stop the embedded server and end the warm helpers, answering or not (their connections would break
+    anyway)."""
     from . import helper
 
     server = _server(console, "stop")
