@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import DatabaseUnavailable, first_line, mask_secrets
+from .errors import AccessDenied, DatabaseUnavailable, first_line, mask_secrets
 from .hints import command
 
 CONNECT_TIMEOUT = 5
@@ -179,6 +179,15 @@ def connect(settings: Settings, read_only: bool = True):
             hint = (f"run `{command('db', 'stop')}` and `{command('db', 'start')}`; its log is "
                     f"{EmbeddedServer(settings.data_dir).pgdata / 'log'}")
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({first_line(error)}): {hint}") from None
+
+
+def refusal(error: BaseException) -> AccessDenied | None:
+    """The database's refusal to let this role read something, as the error that says who can change that;
+    None for any other error."""
+    if type(error).__name__ != "InsufficientPrivilege" or not type(error).__module__.startswith("psycopg"):
+        return None
+    return AccessDenied(f"this database role may not read the index ({first_line(error)}): have the database "
+                        f"owner run `{command('db', 'grant-read', '<this role>')}` again")
 
 
 def describe(url: str) -> str:

@@ -220,6 +220,10 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
 
 def _describe_unexpected(error: Exception) -> str:
     if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
+        from ..database import refusal
+
+        if refusal(error) is not None:
+            return str(refusal(error))
         if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
             return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
                     f"(`{hint('db', 'status')}`, or your MEMORIES_DATABASE_URL server) and try again")
@@ -673,6 +677,9 @@ def db_indexes(console: Console, as_json):
         console.out(to_json([entry.as_dict() for entry in found]))
         return
     for entry in found:
+        if not entry.readable:
+            console.out(f"{entry.prefix}\t(this role may not read it: the database owner can run grant-read)")
+            continue
         console.out(f"{entry.prefix}\t{entry.host or '-'}:{entry.memories_dir}\t{entry.files} files\t"
                     f"{entry.chunks} chunks\t{entry.model}\tlast indexed {entry.last_indexed_at or 'never'}")
     if not found:
@@ -683,10 +690,20 @@ def db_indexes(console: Console, as_json):
 @click.argument("role")
 @click.option("--password-file", metavar="FILE", help="create the role (or set its password) with the password in "
                                                       "FILE, so it can log in")
+@click.option("--writer", "writers", multiple=True, metavar="ROLE",
+              help="also keep readable the tables this role creates later: an indexer role that has not indexed "
+                   "yet (repeatable)")
 @click.pass_obj
-def db_grant_read(console: Console, role, password_file):
-    """Let ROLE read the memories indexes (SELECT on every memsearch table, and on those created later by the
-    role running this), and nothing else: the role a search server connects with."""
+def db_grant_read(console: Console, role, password_file, writers):
+    """Let ROLE read the memories indexes, and nothing else: the role a search server connects with.
+
+    ROLE gets SELECT on every memsearch table, and default privileges make the tables that the writer roles
+    create later (a new memories folder's index, index.py --rebuild) readable too. The writers are the roles
+    that own memsearch tables now, plus each --writer (or, with neither, the role running this); run it again
+    after adding an indexer role. Run it as the database owner or a superuser: creating ROLE needs CREATEROLE,
+    and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer
+    role). An indexer role usually lacks CREATEROLE and the other indexers' privileges; the error then says
+    which role must run it."""
     from ..catalog import grant_read
 
     password = None
@@ -696,7 +713,7 @@ def db_grant_read(console: Console, role, password_file):
                 password = handle.read().strip()
         except OSError as error:
             raise UsageError(f"cannot read {password_file} ({error.strerror})") from None
-    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password):
+    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password, writers):
         console.out(statement)
 
 

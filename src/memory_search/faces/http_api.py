@@ -101,15 +101,21 @@ def _database(name: str, index: str, directory: str, created: str) -> Database:
 
 
 def load(settings: Settings, databases: list[Database], resources: Resources, warn) -> None:
-    """Open every registered db whose directory and index exist; the others stay registered only. An `index`
-    db is read from the index alone: its memories are on the machine that builds it."""
+    """Open every registered db whose directory and index exist and that this database role may read; the others
+    stay registered only, each named with the reason. An `index` db is read from the index alone: its memories
+    are on the machine that builds it."""
+    from ..database import refusal
+
     for database in databases:
         try:
             chosen = _settings_of(settings, database)
             with resources.open(chosen) as memories:
                 memories.search("warm up", top=1)
-        except MemorySearchError as error:
-            warn(f"db {database.name!r} not loaded: {error}")
+        except Exception as error:
+            known = error if isinstance(error, MemorySearchError) else refusal(error)
+            if known is None:
+                raise
+            warn(f"db {database.name!r} not loaded: {known}")
             continue
         database.settings = chosen
 
