@@ -262,7 +262,7 @@ class Helper:
         self.busy_lock = threading.Lock()
         self.last_used = time.monotonic()
         self.stopping = threading.Event()
-        self.inode = path.stat().st_ino
+        self.inode = None  # the socket's, once it listens
 
     def warm_up(self) -> None:
         """Load the model and open a connection for the directory the helper was started for."""
@@ -465,13 +465,16 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False, replace: bool 
         return  # this configuration's helper already runs and answers
     pid_file = path.with_suffix(".pid")
     _write_pid(pid_file)
+    # Everything slow comes before listening: a client that connects is answered at once, and one that finds no
+    # socket meanwhile runs in-process, rather than waiting out the handshake and taking this helper for stuck.
+    helper = Helper(identity, path, idle_seconds)
+    signal.signal(signal.SIGTERM, lambda *_: helper.stopping.set())  # db.py stop: finish what is under way
+    _evict_beyond_cap(folder, path)
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(MAX_OPEN)
-    helper = Helper(identity, path, idle_seconds)
-    signal.signal(signal.SIGTERM, lambda *_: helper.stopping.set())  # db.py stop: finish what is under way
-    _evict_beyond_cap(folder, path)
+    helper.inode = path.stat().st_ino
     if warm:
         threading.Thread(target=helper.warm_up, daemon=True).start()
     try:
