@@ -416,6 +416,7 @@ def test_a_stopped_helper_is_bypassed_replaced_and_ended_by_db_stop(helper_env, 
         result, elapsed = _timed_search(helper_env, notes)
         assert result.returncode == 0 and json.loads(result.stdout)[0]["title"] == "Tea"
         assert elapsed < 5, elapsed  # the handshake gives up after a second, not the 120 s reply timeout
+        print(f"search with a stopped helper answered in {elapsed:.2f} s")
         assert result.stderr.count("\n") == 1 and "warm helper did not answer" in result.stderr, result.stderr
         # The run started a helper that ended the stopped one and took its place.
         assert _wait_until(lambda: _gone(stuck), 20), "the stuck helper is still there"
