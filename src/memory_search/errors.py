@@ -96,6 +96,10 @@ class DatabaseUnavailable(MemorySearchError):
     pass
 
 
+class AccessDenied(MemorySearchError):
+    """The database role may not do what was asked: the message names the role that may."""
+
+
 class EmbeddingFailed(MemorySearchError):
     pass
 

@@ -175,11 +175,12 @@ def checked(values: dict, names) -> dict:
         raise UsageError(error.spelled(params.PARAMETERS[error.parameter].cli)) from None
 
 
-def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: bool = False,
+def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: str = "",
         exits: bool = True) -> int:
     """Run a click command with one-line errors and the documented exit codes.
 
-    start_helper: no warm helper answered this call; start one for the next.
+    start_helper: no warm helper answered this call; start one for the next ("start"), or one that replaces
+    the helper that did not answer ("replace"): client.answer's word.
     exits: end the process with the exit code (False in the helper and in tests, which run many)."""
     console = console or Console.of_process(prog)
     console.prog = prog
@@ -210,7 +211,7 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     if start_helper and code == 0:  # after the output, so its start-up does not slow this call; not for a
         from . import helper        # run that failed (no index, say): the next call would fail the same way
 
-        helper.start_in_background(warm=prog == "search.py")
+        helper.start_in_background(warm=prog == "search.py", replace=start_helper == "replace")
     if exits:
         gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
         sys.exit(code)
@@ -219,6 +220,10 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
 
 def _describe_unexpected(error: Exception) -> str:
     if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
+        from ..database import refusal
+
+        if refusal(error) is not None:
+            return str(refusal(error))
         if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
             return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
                     f"(`{hint('db', 'status')}`, or your MEMORIES_DATABASE_URL server) and try again")
@@ -641,7 +646,8 @@ def db_start(console: Console):
 @db_command.command("stop", cls=Command)
 @click.pass_obj
 def db_stop(console: Console):
-    """Stop the embedded server and the warm helpers (their connections would break anyway)."""
+    """Stop the embedded server and end the warm helpers, answering or not (their connections would break
+    anyway)."""
     from . import helper
 
     server = _server(console, "stop")
@@ -672,6 +678,9 @@ def db_indexes(console: Console, as_json):
         console.out(to_json([entry.as_dict() for entry in found]))
         return
     for entry in found:
+        if not entry.readable:
+            console.out(f"{entry.prefix}\t(this role may not read it: the database owner can run grant-read)")
+            continue
         console.out(f"{entry.prefix}\t{entry.host or '-'}:{entry.memories_dir}\t{entry.files} files\t"
                     f"{entry.chunks} chunks\t{entry.model}\tlast indexed {entry.last_indexed_at or 'never'}")
     if not found:
@@ -682,10 +691,20 @@ def db_indexes(console: Console, as_json):
 @click.argument("role")
 @click.option("--password-file", metavar="FILE", help="create the role (or set its password) with the password in "
                                                       "FILE, so it can log in")
+@click.option("--writer", "writers", multiple=True, metavar="ROLE",
+              help="also keep readable the tables this role creates later: an indexer role that has not indexed "
+                   "yet (repeatable)")
 @click.pass_obj
-def db_grant_read(console: Console, role, password_file):
-    """Let ROLE read the memories indexes (SELECT on every memsearch table, and on those created later by the
-    role running this), and nothing else: the role a search server connects with."""
+def db_grant_read(console: Console, role, password_file, writers):
+    """Let ROLE read the memories indexes, and nothing else: the role a search server connects with.
+
+    ROLE gets SELECT on every memsearch table, and default privileges make the tables that the writer roles
+    create later (a new memories folder's index, index.py --rebuild) readable too. The writers are the roles
+    that own memsearch tables now, plus each --writer (or, with neither, the role running this); run it again
+    after adding an indexer role. Run it as the database owner or a superuser: creating ROLE needs CREATEROLE,
+    and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer
+    role). An indexer role usually lacks CREATEROLE and the other indexers' privileges; the error then says
+    which role must run it."""
     from ..catalog import grant_read
 
     password = None
@@ -695,7 +714,7 @@ def db_grant_read(console: Console, role, password_file):
                 password = handle.read().strip()
         except OSError as error:
             raise UsageError(f"cannot read {password_file} ({error.strerror})") from None
-    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password):
+    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password, writers):
         console.out(statement)
 
 

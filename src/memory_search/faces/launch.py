@@ -15,7 +15,7 @@ def launch(script: str) -> None:
     """Run scripts/<script>.py: through the warm helper, else in this process."""
     from . import environment
 
-    start_helper = False
+    start_helper = ""
     if script in HELPED:
         from . import client
 
