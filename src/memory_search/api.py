@@ -191,12 +191,13 @@ class Memories:
                                                                                                wait=wait)
 
     def watch(self, *, include=None, exclude=None, on_run=lambda stats: None, progress=None,
-              should_stop=lambda: False) -> None:
-        """Index now, then again whenever the directory changes, until should_stop() is true."""
+              should_stop=lambda: False, on_problem=None) -> None:
+        """Index now, then again whenever the directory changes, until should_stop() is true. A directory that
+        goes away or out of reach meanwhile is told to on_problem (raised without one) and watched until back."""
         from .indexer import watch
 
         watch(self.settings, include, exclude, on_run=on_run, progress=progress, should_stop=should_stop,
-              embedders=self.embedders)
+              embedders=self.embedders, on_problem=on_problem)
 
     # --- resources -----------------------------------------------------------------------------
 

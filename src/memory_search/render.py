@@ -140,7 +140,9 @@ def stats_text(stats) -> str:
     """The one-screen summary of an index run."""
     lines = [
         f"indexed {stats.success} file(s), {stats.chunks} chunk(s); unchanged {stats.skipped}; "
-        f"deleted {stats.deleted}; failed {stats.failed}  ({stats.duration_secs:.1f} s)",
+        f"deleted {stats.deleted}; failed {stats.failed}"
+        + (f" ({stats.unreachable} out of reach, kept as they were)" if stats.unreachable else "")
+        + f"  ({stats.duration_secs:.1f} s)",
         f"embedded {stats.embedded} text(s), {stats.cached} from the cache",
     ]
     for failure in stats.failures[:20]:

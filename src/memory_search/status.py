@@ -40,7 +40,10 @@ def index_status(conn, settings) -> dict:
         "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)} if plan
         else None,
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
-                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])],
+                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])]
+                      + [{"path": path, "reason": f"{reason}; kept in the index as it was"}
+                         for path, reason in (plan.unreachable if plan else [])
+                         if not any(skipped.relpath == path for skipped in plan.bad)],
     }
 
 

@@ -411,8 +411,11 @@ INDEX_EXAMPLES = """\
 
 
 @command(INDEX_EXAMPLES, exit_codes=exit_codes_help(
-    "bad flag", "the memories directory is missing", "database, embedding service, another index run under way",
-    "  4  the index is up to date except for files that could not be\n     indexed (each listed with its reason)",
+    "bad flag", "the memories directory is missing or cannot be read\n     (the index is left as it is)",
+    "database down or its disk full, embedding service, another\n     index run under way, a rebuild that cannot "
+    "read every\n     indexed file",
+    "  4  the index is up to date except for files that could not be\n     indexed or reached (each listed with its "
+    "reason; those\n     reached before keep what the index holds of them)",
     success="the index is up to date"))
 @click.option("--rebuild", is_flag=True,
               help="build the index again beside the old one, then swap (searches keep working)")
@@ -432,9 +435,12 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
                   memories):
     """Build or refresh the search index of the memories directory.
 
-    Only new and changed files are read and embedded; deleted files leave the index. Each
-    file's rows are replaced in one transaction, so a search never sees half a file and an
-    interrupted run loses nothing already written. Progress goes to stderr on a terminal."""
+    Only new and changed files are read and embedded; deleted files leave the index. A folder
+    that cannot be listed or a file that cannot be read right now (permissions, an I/O error,
+    a dropped mount) is not taken for deleted: what the index holds of it stays, each file is
+    listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
+    one transaction, so a search never sees half a file and an interrupted run loses nothing
+    already written. Progress goes to stderr on a terminal."""
     from ..progress import Progress
     from ..render import as_json as to_json, stats_text
 
@@ -451,15 +457,19 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
                   "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
                   "unchanged": len(plan.unchanged),
-                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad]}
+                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
+                  "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
         if as_json:
             console.out(to_json(report))
         else:
             for key in ("new", "changed", "deleted"):
                 for path in report[key]:
                     console.out(f"{key}\t{path}")
+            for item in report["kept"]:
+                console.out(f"kept\t{item['path']}")
             console.err(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
-                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged")
+                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
+                        + (f", {len(plan.unreachable)} kept (cannot be reached now)" if plan.unreachable else ""))
         return None
 
     def report(stats):
@@ -470,7 +480,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
 
     if watch:
         console.err(f"watching {settings.memories_root} (Ctrl-C to stop)")
-        library.watch(include=include, exclude=exclude, on_run=report, progress=progress)
+        library.watch(include=include, exclude=exclude, on_run=report, progress=progress, on_problem=console.warn)
         return None
     stats = library.index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait, progress=progress)
     report(stats)
@@ -487,7 +497,8 @@ STATS_EXAMPLES = """\
 
 
 @command(STATS_EXAMPLES, exit_codes=exit_codes_help(
-    "bad flag", failure="database; with --verify: the index and the directory differ"))
+    "bad flag", "the memories directory or the index is missing, or the\n     directory cannot be read",
+    failure="database; with --verify: the index and the directory differ"))
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @click.option("--verify", is_flag=True, help="check every file, chunk, posting and count against the directory; "
                                              "exit 1 and name the repair when something is wrong")
