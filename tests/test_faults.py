@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 import memory_search
-from conftest import ROOT, SCRIPTS, index, names, run_script, search
+from conftest import ROOT, SCRIPTS, index, names, run_script, search, shared_resources
 from memory_search.schema import ManagedTables
 
 
@@ -368,3 +368,24 @@ def test_the_plugins_catch_up_run_keeps_what_it_cannot_reach(env, notes, databas
     assert "skipped wiki/apples.md: its folder wiki cannot be listed" in result.stderr
     assert set(_indexed(database, notes)) >= {"wiki/apples.md", "wiki/boats.md"}
     assert all(_indexed(database, notes).values())
+
+
+# --- status ---------------------------------------------------------------------------------------------
+
+def test_status_counts_the_chunks_waiting_for_embeddings(env, notes, database):
+    from memory_search.faces.mcp_server import Tools
+
+    with psycopg.connect(database, autocommit=True) as conn:  # what a run stopped between its two phases leaves
+        conn.execute(f"UPDATE {ManagedTables.of(notes.root).chunks} SET embedding = NULL "
+                     "WHERE filename LIKE %s", (str(notes.root / "wiki") + "/%",))
+    status = json.loads(run_script("stats", "--json", env=env, memories=notes, check=True).stdout)
+    assert status["waiting_for_embeddings"] == 2 and status["pending"] == {"new": 0, "changed": 0, "deleted": 0}
+    text = run_script("stats", env=env, memories=notes, check=True).stdout
+    assert "up to date" not in text and "2 chunk(s) wait for their embeddings" in text
+    settings = memory_search.Settings.from_env().with_overrides(memories_dir=str(notes.root))
+    assert Tools(settings, shared_resources()).call("index_status", {})["waiting_for_embeddings"] == 2
+
+    index(env, notes)
+    status = json.loads(run_script("stats", "--json", env=env, memories=notes, check=True).stdout)
+    assert status["waiting_for_embeddings"] == 0
+    assert "; up to date" in run_script("stats", env=env, memories=notes, check=True).stdout

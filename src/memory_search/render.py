@@ -171,13 +171,18 @@ def status_text(status: dict) -> str:
     if links is not None:
         lines.append(f"  links {links['links']}: {links['resolved']} resolved, {links['unresolved']} unresolved"
                      + (f" ({links['ambiguous']} ambiguous)" if links["ambiguous"] else ""))
-    pending = status["pending"]
+    pending, waiting = status["pending"], status.get("waiting_for_embeddings") or 0
+    if waiting:
+        lines.append(f"  {waiting} chunk(s) wait for their embeddings: found by keyword, not yet by meaning"
+                     + ("; the running indexer embeds them" if status.get("building")
+                        else f"; run `{command('index')}` to embed them"))
     if pending is None:
         lines.append("  the memories are on another machine: their indexer keeps the index up to date")
     else:
         behind = pending["new"] + pending["changed"] + pending["deleted"]
         lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
-                     + (f"; run `{command('index')}` to catch up" if behind else "; up to date"))
+                     + (f"; run `{command('index')}` to catch up" if behind
+                        else "; embeddings still to compute" if waiting else "; up to date"))
     for item in status["unreadable"][:10]:
         lines.append(f"  unreadable {_line(item['path'])}: {_line(item['reason'])}")
     if len(status["unreadable"]) > 10:

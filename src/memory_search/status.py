@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from .index_writer import lock_key, unreadable_files
+from .index_writer import count_pending, lock_key, unreadable_files
 from .links import counts as link_counts
 from .schema import ManagedTables, no_index, read_meta
 
@@ -39,6 +39,8 @@ def index_status(conn, settings) -> dict:
         "links": link_counts(conn, tables),
         "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)} if plan
         else None,
+        # Chunks searchable by keyword whose embedding a run has yet to compute (keyword-first indexing).
+        "waiting_for_embeddings": count_pending(conn, tables),
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
                       + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])]
                       + [{"path": path, "reason": f"{reason}; kept in the index as it was"}

@@ -508,7 +508,9 @@ STATS_EXAMPLES = """\
 def stats_command(console: Console, as_json, verify, searches, memories):
     """Show what the index holds and how far it is behind the memories directory.
 
-    Also whether an indexer is running now and how many links the memories hold."""
+    Also how many chunks wait for their embeddings (found by keyword, not yet by meaning),
+    whether an indexer is running now and how many links the memories hold. "up to date"
+    only when nothing is new, changed or deleted and no chunk waits."""
     from ..render import as_json as to_json, search_summary_text, status_text, verification_text
 
     settings = console.settings(memories)
