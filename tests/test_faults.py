@@ -389,3 +389,17 @@ def test_status_counts_the_chunks_waiting_for_embeddings(env, notes, database):
     status = json.loads(run_script("stats", "--json", env=env, memories=notes, check=True).stdout)
     assert status["waiting_for_embeddings"] == 0
     assert "; up to date" in run_script("stats", env=env, memories=notes, check=True).stdout
+
+
+# --- export ---------------------------------------------------------------------------------------------
+
+def test_export_takes_include_superseded_as_search_does(env, notes):
+    notes.write("wiki/old.md", "# Old\n\nThe old way.", title="Old", status="superseded")
+    index(env, notes)
+    complete = run_script("export", env=env, memories=notes, check=True).stdout
+    flagged = run_script("export", "--include-superseded", env=env, memories=notes, check=True).stdout
+    assert flagged == complete and '"status": "superseded"' in flagged
+    help_text = run_script("export", "--help", env=env, check=True).stdout
+    assert "--include-superseded" in help_text and "exported by default" in help_text
+    both = run_script("export", "--include-superseded", "--active-only", env=env, memories=notes)
+    assert "contradict" in _one_clean_line(both, 2)

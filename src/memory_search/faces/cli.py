@@ -584,10 +584,13 @@ EXPORT_EXAMPLES = """\
 @option("scope")
 @click.option("--active-only", is_flag=True, help="leave superseded and deprecated records out (by default "
                                                   "every record is exported)")
+@click.option("--include-superseded", is_flag=True, help="accepted as in search.py; changes nothing: superseded "
+                                                         "and deprecated records are exported by default")
 @_filter_options('frontmatter filter as JSON, as in search.py: {"field": {"$gte": 3}}')
 @memories_option
 @click.pass_obj
-def export_command(console: Console, output_format, output, with_vectors, active_only, memories, **given):
+def export_command(console: Console, output_format, output, with_vectors, active_only, include_superseded, memories,
+                   **given):
     """Export the indexed chunks with their metadata for other tools.
 
     Every indexed chunk, superseded and deprecated records included, unless a filter leaves
@@ -600,6 +603,8 @@ def export_command(console: Console, output_format, output, with_vectors, active
     device. The count goes to stderr."""
     from ..export import write, write_file
 
+    if active_only and include_superseded:
+        raise UsageError("--active-only and --include-superseded contradict each other: give one")
     given["include_superseded"] = not active_only
     values = checked(given, params.FILTER_NAMES)
     with console.open(console.settings(memories)) as library:
