@@ -403,3 +403,131 @@ def test_export_takes_include_superseded_as_search_does(env, notes):
     assert "--include-superseded" in help_text and "exported by default" in help_text
     both = run_script("export", "--include-superseded", "--active-only", env=env, memories=notes)
     assert "contradict" in _one_clean_line(both, 2)
+
+
+# --- writing on a full disk, and failing writes ---------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """mount(size) -> a folder on a tmpfs of that size: a disk that fills up (root only)."""
+    mounted = []
+
+    def mount(size: str) -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("mounting a small tmpfs needs root")
+        folder = tmp_path / f"disk-{len(mounted)}"
+        folder.mkdir()
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(folder)],
+                                capture_output=True, text=True)
+        if result.returncode:
+            pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def _fill(disk: Path, leave: int = 0) -> None:
+    """Fill the disk up to `leave` bytes."""
+    free = shutil.disk_usage(disk).free - leave
+    if free > 0:
+        with open(disk / "ballast", "wb") as ballast:
+            ballast.write(b"\0" * free)
+
+
+def test_an_export_to_a_full_disk_leaves_the_old_file_and_nothing_else(env, notes, small_disk):
+    disk = small_disk("256k")
+    target = disk / "chunks.jsonl"
+    target.write_text("the previous export\n")
+    _fill(disk, leave=4096)
+    result = run_script("export", "--with-vectors", "--output", str(target), env=env, memories=notes)
+    assert "No space left on device" in _one_clean_line(result, 1)
+    assert target.read_text() == "the previous export\n"
+    assert sorted(path.name for path in disk.iterdir()) == ["ballast", "chunks.jsonl"]
+
+
+def test_an_export_whose_file_cannot_be_put_in_place_leaves_nothing_behind(env, notes, tmp_path, monkeypatch):
+    target = tmp_path / "out" / "chunks.jsonl"
+    target.parent.mkdir()
+
+    def replace(source, destination):
+        raise OSError(errno.EIO, os.strerror(errno.EIO), str(destination))
+
+    monkeypatch.setattr(os, "replace", replace)
+    result = run_script("export", "--output", str(target), env=env, memories=notes)
+    monkeypatch.undo()
+    assert "Input/output error" in _one_clean_line(result, 1)
+    assert list(target.parent.iterdir()) == []
+
+
+def test_an_export_to_standard_output_on_a_full_disk_is_one_line(env, notes, small_disk):
+    disk = small_disk("64k")
+    with open(disk / "chunks.jsonl", "w") as output:
+        _fill(disk, leave=4096)
+        result = subprocess.run([sys.executable, str(SCRIPTS / "export.py"), "--with-vectors", "--memories",
+                                 str(notes.root)], stdout=output, stderr=subprocess.PIPE, text=True, env=env,
+                                timeout=120)
+    assert "No space left on device" in _one_clean_line(result, 1)
+
+
+@pytest.mark.parametrize("fault", ["full disk", "EIO"])
+def test_the_search_log_holds_whole_lines_only_when_it_cannot_be_written(env, notes, small_disk, monkeypatch, fault):
+    logged = {**env, "MEMORIES_SEARCH_LOG": "1"}
+    if fault == "full disk":
+        state = small_disk("64k")
+        logged["XDG_STATE_HOME"] = str(state)
+        search(logged, notes, "quokka")  # the log exists, with one whole line
+        log = state / "memory-search" / "searches.jsonl"
+        _fill(state, leave=0)
+        with open(log, "ab") as handle:  # the log's last page all but full: the next line does not fit
+            page = os.fstat(handle.fileno()).st_blocks * 512 or 4096
+            room = page - log.stat().st_size
+            handle.write(b"x" * max(0, room - 40) + b"\n")
+    else:
+        logged["XDG_STATE_HOME"] = str(notes.root.parent / "state")
+        search(logged, notes, "quokka")
+        log = notes.root.parent / "state" / "memory-search" / "searches.jsonl"
+        real = os.write
+
+        def write(descriptor, data):
+            if os.path.realpath(f"/proc/self/fd/{descriptor}") == str(log):
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            return real(descriptor, data)
+
+        monkeypatch.setattr(os, "write", write)
+    before = log.read_bytes()
+    result = run_script("search", "lighthouse release", "--format", "json", env=logged, memories=notes)
+    monkeypatch.undo()
+    assert result.returncode == 0 and json.loads(result.stdout)
+    assert result.stderr.count("\n") == 1 and "cannot write the search log" in result.stderr
+    assert log.read_bytes() == before  # no torn line for the next entry to be glued to
+
+
+def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, small_disk):
+    from memory_search.database import EmbeddedServer
+
+    disk = small_disk("48m")
+    server = EmbeddedServer(disk / "data")
+    own = {**env, "MEMORIES_DATA_DIR": str(disk / "data")}
+    try:
+        server.start()
+        marker = memories.root.parent.name
+        memories.write("wiki/first.md", f"# First\n\nThe axolotl note. {marker}", title="First")
+        index(own, memories)
+        for number in range(20):  # more rows than the tables' pages have room for
+            memories.write(f"wiki/note-{number:02d}.md", f"# Note {number}\n\n{marker} " + " ".join(
+                f"term{number}x{word}" for word in range(30)), title=f"Note {number}")
+        _fill(disk)
+        result = run_script("index", env=own, memories=memories)
+        message = _one_clean_line(result, 1)
+        assert "disk is full" in message and "No space left on device" in message, message
+        assert "every file written so far is kept" in message
+        assert names(search(own, memories, "axolotl", "--mode", "keyword")) == ["first.md"]
+        (disk / "ballast").unlink()
+        stats = index(own, memories)
+        assert stats["failed"] == 0 and stats["success"] + stats["skipped"] == 21
+        assert names(search(own, memories, "term7x3", "--mode", "keyword")) == ["note-07.md"]
+    finally:
+        server.stop()

@@ -119,6 +119,13 @@ class Indexer:
     def _check_root(self):
         require_directory(self.root, self.settings.missing_memories())
 
+    def _where_data(self) -> str:
+        if self.settings.database_url:
+            return ""
+        from .database import EmbeddedServer
+
+        return f" ({EmbeddedServer(self.settings.data_dir).pgdata})"
+
     def selection(self, conn) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(include, exclude) for this run: the given ones, else those the index remembers."""
         remembered = read_meta(conn, self.live)
@@ -165,6 +172,10 @@ class Indexer:
                     writer.swap(conn, self.tables, self.live)
         except MemoriesMissing as error:  # the directory went away or out of reach during the run
             raise type(error)(f"{error}; the index keeps every memory it holds") from None
+        except psycopg.errors.DiskFull as error:
+            raise MemorySearchError(
+                f"the database's disk is full ({first_line(error)}): free space where PostgreSQL keeps its data"
+                f"{self._where_data()} and rerun `{command('index')}`; every file written so far is kept") from None
         except psycopg.OperationalError as error:
             raise DatabaseUnavailable(
                 f"lost the connection to PostgreSQL while indexing ({first_line(error)}): start it again and "

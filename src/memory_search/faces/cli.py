@@ -57,7 +57,21 @@ class Console:
         return cls(sys.stdout, sys.stderr, os.environ, cwd, prog=prog)
 
     def out(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        try:
+            self.stdout.write(text + "\n")
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # a full disk under a redirected output
+            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
+
+    def flush(self) -> None:
+        """Write out what is buffered, where a failure can still be reported."""
+        try:
+            self.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
 
     def err(self, text: str) -> None:
         self.stderr.write(text + "\n")
@@ -187,6 +201,7 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     try:
         code = command.main(args=args, prog_name=prog, standalone_mode=False, obj=console,
                             terminal_width=console.columns)
+        console.flush()
     except click.exceptions.Exit as done:
         code = done.exit_code
     except click.UsageError as error:
@@ -212,9 +227,24 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
 
         helper.start_in_background(warm=prog == "search.py")
     if exits:
+        _settle_output()
         gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
         sys.exit(code)
     return code
+
+
+def _settle_output() -> None:
+    """Output that could not be written (a full disk) is dropped, so the interpreter's last flush does not fail
+    again with a traceback and another exit code; the failure was reported."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 def _describe_unexpected(error: Exception) -> str:
