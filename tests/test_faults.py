@@ -531,3 +531,76 @@ def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, 
         assert names(search(own, memories, "term7x3", "--mode", "keyword")) == ["note-07.md"]
     finally:
         server.stop()
+
+
+# --- the database restarted -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory, database):
+    """An embedded server of these tests' own, to stop and start at will."""
+    from memory_search.database import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path_factory.mktemp("own-server"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def restartable(env, memories, own_server):
+    """(environment, memories) indexed in the own server, which runs."""
+    own_server.start()
+    own = {**env, "MEMORIES_DATA_DIR": str(own_server.data_dir)}
+    memories.write("wiki/kiln.md", f"# Kiln\n\nThe kiln fires at dawn. {memories.root.parent.name}", title="Kiln")
+    index(own, memories)
+    return own, memories
+
+
+def test_a_search_after_the_database_restarted_reconnects(restartable, own_server):
+    own, memories = restartable
+    assert names(search(own, memories, "kiln")) == ["kiln.md"]  # its connection now waits in the shared pool
+    own_server.stop()
+    own_server.start()
+    assert names(search(own, memories, "kiln")) == ["kiln.md"]
+
+    settings = memory_search.Settings.from_env(own).with_overrides(memories_dir=str(memories.root))
+    with memory_search.open(settings) as library:  # one long-lived Memories
+        assert names([{"path": hit.path} for hit in library.search("kiln")]) == ["kiln.md"]
+        own_server.stop()
+        own_server.start()
+        assert names([{"path": hit.path} for hit in library.search("kiln")]) == ["kiln.md"]
+        assert library.status()["files"] == 1
+
+
+@pytest.mark.parametrize("database_given", [False, True], ids=["embedded", "url"])
+def test_a_database_stopped_during_a_search(restartable, own_server, monkeypatch, database_given):
+    """The embedded server starts again on demand, so the search answers; a server at a URL is not ours to start:
+    one line says so, exit 1."""
+    from memory_search import retrieval
+
+    own, memories = restartable
+    if database_given:
+        own = {**own, "MEMORIES_DATABASE_URL": own_server.running_url()}
+    assert names(search(own, memories, "kiln")) == ["kiln.md"]  # the pool holds a live connection
+    real = retrieval.Searcher.search
+    stopped = []
+
+    def search_once_stopped(self, *args, **kwargs):
+        if not stopped:
+            stopped.append(own_server.stop())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(retrieval.Searcher, "search", search_once_stopped)
+    try:
+        result = run_script("search", "kiln", "--format", "json", env=own, memories=memories)
+    finally:
+        monkeypatch.undo()
+        own_server.start()
+    assert stopped == [True]
+    if database_given:
+        message = _one_clean_line(result, 1)
+        assert "PostgreSQL" in message
+    else:
+        assert result.returncode == 0, result.stderr
+        assert names(json.loads(result.stdout)) == ["kiln.md"]
+    assert names(search(own, memories, "kiln")) == ["kiln.md"]
