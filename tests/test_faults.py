@@ -93,11 +93,12 @@ def unprivileged(env, database, tmp_path):
         if subprocess.run([*prefix, "ls", str(closed)], capture_output=True).returncode == 0:
             pytest.skip("setpriv could not drop CAP_DAC_OVERRIDE here: root still reads every folder")
 
-    def run(script: str, *args: str, memories=None) -> subprocess.CompletedProcess:
+    def run(script: str, *args: str, memories=None, environ=None) -> subprocess.CompletedProcess:
         command = [*prefix, sys.executable, str(SCRIPTS / f"{script}.py") if "/" not in script else script, *args]
         if memories is not None:
             command += ["--memories", str(memories.root)]
-        return subprocess.run(command, capture_output=True, text=True, env=process_env, timeout=300, cwd=ROOT)
+        return subprocess.run(command, capture_output=True, text=True, env={**process_env, **(environ or {})},
+                              timeout=300, cwd=ROOT)
 
     return run
 
@@ -460,6 +461,27 @@ def test_an_export_whose_file_cannot_be_put_in_place_leaves_nothing_behind(env, 
     monkeypatch.undo()
     assert "Input/output error" in _one_clean_line(result, 1)
     assert list(target.parent.iterdir()) == []
+
+
+def test_writing_where_permission_is_refused_is_one_line_and_loses_nothing(env, notes, tmp_path, unprivileged,
+                                                                          closed):
+    target = tmp_path / "exports" / "chunks.jsonl"
+    target.parent.mkdir()
+    target.write_text("the previous export\n")
+    closed(target.parent)
+    result = unprivileged("export", "--output", str(target), memories=notes)
+    assert "Permission denied" in _one_clean_line(result, 1)
+    target.parent.chmod(0o755)
+    assert target.read_text() == "the previous export\n" and list(target.parent.iterdir()) == [target]
+
+    state = tmp_path / "state"
+    (state / "memory-search").mkdir(parents=True, mode=0o700)
+    closed(state / "memory-search")
+    result = unprivileged("search", "quokka", "--mode", "keyword", "--format", "json", memories=notes,
+                          environ={"MEMORIES_SEARCH_LOG": "1", "XDG_STATE_HOME": str(state)})
+    assert result.returncode == 0 and names(json.loads(result.stdout)) == ["apples.md"]
+    assert result.stderr.count("\n") == 1 and "cannot write the search log" in result.stderr
+    assert "Permission denied" in result.stderr
 
 
 def test_an_export_to_standard_output_on_a_full_disk_is_one_line(env, notes, small_disk):
