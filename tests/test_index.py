@@ -355,6 +355,6 @@ def test_stats_counts_chunks_waiting_for_their_embedding_and_names_the_stale_fil
     memories.write("wiki/c.md", "# C\n\ngamma", title="C")
     (memories.root / "wiki" / "b.md").unlink()
     status = json.loads(run_script("stats", "--json", env=env, memories=memories, check=True).stdout)
-    assert (status["embedded"], status["waiting"]) == (status["chunks"] - status["waiting"], 1)
+    assert (status["embedded"], status["waiting_for_embeddings"]) == (status["chunks"] - 1, 1)
     assert status["stale"] == {"new": ["wiki/c.md"], "changed": ["wiki/a.md"], "deleted": ["wiki/b.md"]}
     assert status["progress"] is None

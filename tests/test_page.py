@@ -232,7 +232,7 @@ def test_the_overview_names_the_index_its_model_embeddings_and_stale_files(serve
     overview = get_json(server["base"], "/page/overview.json")
     status = overview["status"]
     assert overview["db"] == "default" and overview["dbs"] == ["default"] and overview["refresh"] is True
-    assert status["files"] == 8 and status["chunks"] == status["embedded"] and status["waiting"] == 0
+    assert status["files"] == 8 and status["chunks"] == status["embedded"] and status["waiting_for_embeddings"] == 0
     assert status["model"]["provider"] == "local" and status["last_indexed_at"] and status["building"] is False
     assert status["stale"] == {"new": [], "changed": [], "deleted": []}
     recent = get_json(server["base"], "/page/recent.json")["records"]

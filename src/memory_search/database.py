@@ -250,6 +250,21 @@ class ConnectionPool:
         finally:
             self._slots.release()
 
+    def lost(self, connection) -> None:
+        """Take back a connection whose server went away (restarted, stopped): it is closed, and so are the idle
+        ones to the same database, which went with it."""
+        with self._lock:
+            url = self._urls.pop(id(connection), "")
+            idle = self._idle.pop(url, [])
+        try:
+            for dead in [connection, *idle]:
+                try:
+                    dead.close()
+                except Exception:  # closing what is already gone
+                    pass
+        finally:
+            self._slots.release()
+
     @contextmanager
     def connection(self, settings: Settings):
         connection = self.take(settings)

@@ -84,6 +84,11 @@ class MemoriesMissing(NotFound):
     """The memories directory is not there."""
 
 
+class MemoriesUnreachable(MemoriesMissing):
+    """The memories directory may be there but cannot be read right now (permissions, an I/O error, a dropped
+    mount): nothing is concluded about the memories in it."""
+
+
 class IndexMissing(NotFound):
     """The memories directory has no index (in this database)."""
 

@@ -37,7 +37,8 @@ def index_status(conn, settings) -> dict:
         "files": files,
         "chunks": sum(row[3] for row in groups),
         "embedded": sum(row[3] for row in groups) - waiting,
-        "waiting": waiting,  # chunks searchable by keywords, not yet by meaning
+        # Chunks searchable by keyword whose embedding a run has yet to compute (keyword-first indexing).
+        "waiting_for_embeddings": waiting,
         "by_kind_and_status": [{"kind": kind, "status": status, "files": count_files, "chunks": count_chunks}
                                for kind, status, count_files, count_chunks, _ in groups],
         "model": {"provider": meta["provider"], "model": meta["model"], "dimension": int(meta["dimension"])},
@@ -52,7 +53,10 @@ def index_status(conn, settings) -> dict:
                   "changed": [item.relpath for item in plan.changed[:LISTED]],
                   "deleted": [_relative(path, root) for path in plan.deleted[:LISTED]]} if plan else None,
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
-                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])],
+                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])]
+                      + [{"path": path, "reason": f"{reason}; kept in the index as it was"}
+                         for path, reason in (plan.unreachable if plan else [])
+                         if not any(skipped.relpath == path for skipped in plan.bad)],
     }
 
 

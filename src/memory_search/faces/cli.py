@@ -57,7 +57,21 @@ class Console:
         return cls(sys.stdout, sys.stderr, os.environ, cwd, prog=prog)
 
     def out(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        try:
+            self.stdout.write(text + "\n")
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # a full disk under a redirected output
+            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
+
+    def flush(self) -> None:
+        """Write out what is buffered, where a failure can still be reported."""
+        try:
+            self.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
 
     def err(self, text: str) -> None:
         self.stderr.write(text + "\n")
@@ -188,6 +202,7 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     try:
         code = command.main(args=args, prog_name=prog, standalone_mode=False, obj=console,
                             terminal_width=console.columns)
+        console.flush()
     except click.exceptions.Exit as done:
         code = done.exit_code
     except click.UsageError as error:
@@ -213,9 +228,24 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
 
         helper.start_in_background(warm=prog == "search.py", replace=start_helper == "replace")
     if exits:
+        _settle_output()
         gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
         sys.exit(code)
     return code
+
+
+def _settle_output() -> None:
+    """Output that could not be written (a full disk) is dropped, so the interpreter's last flush does not fail
+    again with a traceback and another exit code; the failure was reported."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 def _describe_unexpected(error: Exception) -> str:
@@ -416,8 +446,11 @@ INDEX_EXAMPLES = """\
 
 
 @command(INDEX_EXAMPLES, exit_codes=exit_codes_help(
-    "bad flag", "the memories directory is missing", "database, embedding service, another index run under way",
-    "  4  the index is up to date except for files that could not be\n     indexed (each listed with its reason)",
+    "bad flag", "the memories directory is missing or cannot be read\n     (the index is left as it is)",
+    "database down or its disk full, embedding service, another\n     index run under way, a rebuild that cannot "
+    "read every\n     indexed file",
+    "  4  the index is up to date except for files that could not be\n     indexed or reached (each listed with its "
+    "reason; those\n     reached before keep what the index holds of them)",
     success="the index is up to date"))
 @click.option("--rebuild", is_flag=True,
               help="build the index again beside the old one, then swap (searches keep working)")
@@ -437,9 +470,12 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
                   memories):
     """Build or refresh the search index of the memories directory.
 
-    Only new and changed files are read and embedded; deleted files leave the index. Each
-    file's rows are replaced in one transaction, so a search never sees half a file and an
-    interrupted run loses nothing already written. Progress goes to stderr on a terminal."""
+    Only new and changed files are read and embedded; deleted files leave the index. A folder
+    that cannot be listed or a file that cannot be read right now (permissions, an I/O error,
+    a dropped mount) is not taken for deleted: what the index holds of it stays, each file is
+    listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
+    one transaction, so a search never sees half a file and an interrupted run loses nothing
+    already written. Progress goes to stderr on a terminal."""
     from ..progress import Progress
     from ..render import as_json as to_json, stats_text
 
@@ -456,15 +492,19 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
                   "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
                   "unchanged": len(plan.unchanged),
-                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad]}
+                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
+                  "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
         if as_json:
             console.out(to_json(report))
         else:
             for key in ("new", "changed", "deleted"):
                 for path in report[key]:
                     console.out(f"{key}\t{path}")
+            for item in report["kept"]:
+                console.out(f"kept\t{item['path']}")
             console.err(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
-                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged")
+                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
+                        + (f", {len(plan.unreachable)} kept (cannot be reached now)" if plan.unreachable else ""))
         return None
 
     def report(stats):
@@ -475,7 +515,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
 
     if watch:
         console.err(f"watching {settings.memories_root} (Ctrl-C to stop)")
-        library.watch(include=include, exclude=exclude, on_run=report, progress=progress)
+        library.watch(include=include, exclude=exclude, on_run=report, progress=progress, on_problem=console.warn)
         return None
     stats = library.index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait, progress=progress)
     report(stats)
@@ -492,7 +532,8 @@ STATS_EXAMPLES = """\
 
 
 @command(STATS_EXAMPLES, exit_codes=exit_codes_help(
-    "bad flag", failure="database; with --verify: the index and the directory differ"))
+    "bad flag", "the memories directory or the index is missing, or the\n     directory cannot be read",
+    failure="database; with --verify: the index and the directory differ"))
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @click.option("--verify", is_flag=True, help="check every file, chunk, posting and count against the directory; "
                                              "exit 1 and name the repair when something is wrong")
@@ -502,8 +543,10 @@ STATS_EXAMPLES = """\
 def stats_command(console: Console, as_json, verify, searches, memories):
     """Show what the index holds and how far it is behind the memories directory.
 
-    Also how many chunks wait for their embedding, the stale files by name, whether an
-    indexer is running now (and how far it got), and how many links the memories hold."""
+    Also how many chunks wait for their embeddings (found by keyword, not yet by meaning), the
+    stale files by name, whether an indexer is running now (and how far it got) and how many
+    links the memories hold. "up to date" only when nothing is new, changed or deleted and no
+    chunk waits."""
     from ..render import as_json as to_json, search_summary_text, status_text, verification_text
 
     settings = console.settings(memories)
@@ -577,10 +620,13 @@ EXPORT_EXAMPLES = """\
 @option("scope")
 @click.option("--active-only", is_flag=True, help="leave superseded and deprecated records out (by default "
                                                   "every record is exported)")
+@click.option("--include-superseded", is_flag=True, help="accepted as in search.py; changes nothing: superseded "
+                                                         "and deprecated records are exported by default")
 @_filter_options('frontmatter filter as JSON, as in search.py: {"field": {"$gte": 3}}')
 @memories_option
 @click.pass_obj
-def export_command(console: Console, output_format, output, with_vectors, active_only, memories, **given):
+def export_command(console: Console, output_format, output, with_vectors, active_only, include_superseded, memories,
+                   **given):
     """Export the indexed chunks with their metadata for other tools.
 
     Every indexed chunk, superseded and deprecated records included, unless a filter leaves
@@ -593,6 +639,8 @@ def export_command(console: Console, output_format, output, with_vectors, active
     device. The count goes to stderr."""
     from ..export import write, write_file
 
+    if active_only and include_superseded:
+        raise UsageError("--active-only and --include-superseded contradict each other: give one")
     given["include_superseded"] = not active_only
     values = checked(given, params.FILTER_NAMES)
     with console.open(console.settings(memories)) as library:

@@ -209,7 +209,7 @@ async function loadOverview() {
   figure(T.files, number(status.files), "files");
   figure(T.chunks, number(status.chunks), "chunks");
   figure(T.embedded, number(status.embedded), "embedded");
-  figure(T.waiting, number(status.waiting), "waiting");
+  figure(T.waiting, number(status.waiting_for_embeddings), "waiting");
   figure(T.lastUpdate, status.last_indexed_at ? new Date(status.last_indexed_at.replace(/([+-]\d\d)(\d\d)$/, "$1:$2")).toLocaleString(LANG) : T.never, "last");
   figure(T.model, `${status.model.model} (${status.model.provider}, ${status.model.dimension})`, "model");
   if (status.pending) {
