@@ -501,6 +501,27 @@ def test_the_rules_a_query_could_need_read_what_every_rule_reads(query, today):
     assert _readings(norm, today, timewords._rules_for(norm)) == _readings(norm, today, every_rule)
 
 
+@PROPERTY
+@given(_QUERIES, _TODAYS)
+@_seeded
+def test_a_search_reads_a_window_that_starts_by_its_end_or_refuses_it(query, today):
+    from memory_search.errors import UsageError
+    from memory_search.retrieval import SearchRequest, windowed
+
+    request = SearchRequest(query=query[:2_000], today=today)
+    found = find_time(request.query, today)
+    backwards = found is not None and None not in (found.since, found.until) and found.since > found.until
+    try:
+        timed = windowed(request)
+    except UsageError as refusal:
+        assert backwards and "\n" not in str(refusal) and "starts after it ends" in str(refusal)
+        return
+    assert not backwards
+    if timed is not None:
+        filters = timed[0].filters
+        assert filters.since is None or filters.until is None or filters.since <= filters.until
+
+
 @pytest.mark.parametrize(
     "query",
     [

@@ -163,7 +163,7 @@ def _text(name: str, value: str) -> str:
 
 PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
     Parameter("query", "text", "what to look for",
-              "What to look for: a question or keywords, Japanese or English."),
+              "What to look for: a question or keywords, Japanese or English, up to 2,000 characters."),
     Parameter("top", "integer", "how many files (after dedupe) to return, 1..100",
               "How many files to return, best first (default 10; 3-5 saves context).",
               minimum=1, maximum=MAX_TOP, default=10),
