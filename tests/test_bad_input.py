@@ -44,6 +44,11 @@ ROWS = [
      {"q": "tea", "project": "a\x00b"}, 400),
     ("time words that start after they end", ["tea since 2099"], {"query": "tea since 2099"},
      {"q": "tea since 2099", "time": "1"}, 400),
+    ("since after until", ["tea", "--since", "2026-12-01", "--until", "2026-11-01"],
+     {"query": "tea", "since": "2026-12-01", "until": "2026-11-01"},
+     {"q": "tea", "since": "2026-12-01", "until": "2026-11-01"}, 400),
+    ("a date as long as a query", ["tea", "--since", "先週" * 1_000], {"query": "tea", "since": "先週" * 1_000},
+     {"q": "tea", "since": "先週" * 1_000}, 400),
 ]
 
 
