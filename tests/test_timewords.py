@@ -552,18 +552,20 @@ def test_random_strings_never_raise():
 
 def test_importing_compiles_nothing():
     """The patterns are compiled on first use, not at import, and a query compiles only what it could need: one
-    without the makings of a time word compiles the one small scan, one with 先週 the rule that reads it."""
+    without the makings of a time word compiles nothing, "may" the verb the look at the word before it, and
+    先週 the rule that reads it (with what joins and removes phrases)."""
     import subprocess
     import sys
 
     from conftest import ROOT
 
     code = (
-        "import datetime; from memory_search import timewords as t; assert not t._PATTERNS; "
-        "t.find_time('how do we tune the HNSW index', datetime.date(2026, 12, 1)); assert not t._PATTERNS; "
-        "t.find_time('a holiday schedule', datetime.date(2026, 12, 1)); assert len(t._PATTERNS) == 1, t._PATTERNS; "
-        "t.find_time('日本語の資料', datetime.date(2026, 12, 1)); assert len(t._PATTERNS) == 1, t._PATTERNS; "
-        "t.find_time('先週', datetime.date(2026, 12, 1)); assert 1 < len(t._PATTERNS) < 10, t._PATTERNS"
+        "import datetime; from memory_search import timewords as t; today = datetime.date(2026, 12, 1); "
+        "assert not t._PATTERNS; "
+        "[t.find_time(q, today) for q in ('how do we tune the HNSW index', 'a holiday schedule', '日本語の月次資料')]; "
+        "assert not t._PATTERNS, t._PATTERNS; "
+        "t.find_time('this may help', today); assert list(t._PATTERNS) == [t._PREVIOUS_WORD], t._PATTERNS; "
+        "t.find_time('先週', today); assert 1 < len(t._PATTERNS) < 10, t._PATTERNS"
     )
     subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT / "src")}, check=True)
 

@@ -498,7 +498,8 @@ def _year_after_cue(m, today, text):
 _JA_WORD = ("ja word",)  # any of _JA_WORDS
 _DIGIT = ("digit",)
 _WEEKDAY = ("weekday",)  # an English weekday name
-_MONTH_WORD = ("month word",)  # an English month name or abbreviation
+_MONTH_WORD = ("month word",)  # an English month name or abbreviation; lowercase may/march only after a cue
+_MONTH_OR_VERB = ("month word", "may or march")  # with a day or year after it, lowercase may/march too
 _LAST_OR_THIS = ("last", "this")
 _RULES = (
     # ---- fixed words. 今年度/昨年度 are fiscal years, whose start varies: left alone.
@@ -542,35 +543,31 @@ _RULES = (
      _weekday_in_week),
     ((_WEEKDAY,), _WORD_STARTS + rf"(?i:({_EN_WEEKDAY}))" + _WORD_ENDS, _bare_weekday),
     # ---- English, absolute
-    ((_MONTH_WORD, _DIGIT),
+    ((_MONTH_OR_VERB, _DIGIT),
      _WORD_STARTS + rf"(?i:{_EN_MONTH}(?:(?<=\.)\s*|\s+)([0-9]{{1,2}}){_ORDINAL}(?:,?\s+{_YEAR})?)" + _NUMBER_ENDS,
      _month_name_day),
-    ((_MONTH_WORD, _DIGIT),
+    ((_MONTH_OR_VERB, _DIGIT),
      _WORD_STARTS + rf"(?i:(?:the\s+)?([0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?{_EN_MONTH}(?:,?\s+{_YEAR})?)"
      + _WORD_ENDS, _day_month_name),
-    ((_MONTH_WORD, _DIGIT), _WORD_STARTS + rf"(?i:{_EN_MONTH},?\s+{_YEAR})" + _NUMBER_ENDS, _month_name_year),
+    ((_MONTH_OR_VERB, _DIGIT), _WORD_STARTS + rf"(?i:{_EN_MONTH},?\s+{_YEAR})" + _NUMBER_ENDS, _month_name_year),
     ((_MONTH_WORD, _LAST_OR_THIS), _WORD_STARTS + rf"(?i:(last|this)\s+{_EN_MONTH})" + _WORD_ENDS,
      _last_or_this_month_name),
     ((_MONTH_WORD,), _WORD_STARTS + rf"(?i:{_EN_MONTH})" + _WORD_ENDS, _month_name),
     ((_DIGIT,), r"(?<![0-9A-Za-z_.\-/])" + _YEAR + r"(?![0-9A-Za-z_]|[-/.:][0-9])", _year_after_cue),
 )
 
-# ---- the features a query holds: what every time word is made of, found without running any rule.
-# English words whole, as the rules match them (case-insensitive, so "laſt" is "last"); the rest by `in`.
-_EN_FEATURE_WORDS = (
-    "today", "yesterday", "weekend", "weeks", "week", "months", "month", "years", "year", "days", "day", "ago",
-    "last", "this", *_WEEKDAYS_EN, *_MONTH_NUMBER,
-)
-_EN_FEATURES = (
-    r"(?<![A-Za-z0-9_])(?=[A-Za-z\u0130\u0131\u017f\u212a])(?i:"
-    + "|".join(sorted(_EN_FEATURE_WORDS, key=len, reverse=True)) + r")(?![A-Za-z0-9_])"
-)
-# A rule that needs English words needs one holding one of these (weekday names, today and yesterday hold
-# "day"; a month word starts with its first three letters; "last" and "this" count only beside those), so a
-# query holding none has no English feature worth finding, and the pattern above is not even compiled.
-_EN_STEMS = ("day", "week", "month", "year", "ago", *(names[0][:3] for names in _MONTH_NAMES))
+# ---- the features a query holds: what every time word is made of, found without a pattern.
+# English words are found whole, as the rules match them: case-insensitive (so "laſt" is "last": the folded
+# text has the query's length, ſ ı İ K read as s i i k), between characters that are not [A-Za-z0-9_].
+_EN_FEATURE_WORDS = {
+    **{word: word for word in ("today", "yesterday", "weekend", "week", "month", "year", "day", "ago", "last",
+                               "this")},
+    **{word + "s": word for word in ("day", "week", "month", "year")},
+    **{day: "weekday" for day in _WEEKDAYS_EN},
+    **{month: "month word" for month in _MONTH_NUMBER},
+}
+_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _CHARACTER_FEATURES = "日週月年曜前-/"
-_PLURALS = {"days": "day", "weeks": "week", "months": "month", "years": "year"}
 
 
 def _features(norm: str) -> set[str]:
@@ -581,13 +578,25 @@ def _features(norm: str) -> set[str]:
     if any(word in norm for word in _JA_WORDS):
         found.add("ja word")
     folded = norm.translate(_ASCII_FOLD).lower()
-    if not any(stem in folded for stem in _EN_STEMS):
-        return found
-    for word in set(_compiled(_EN_FEATURES).findall(norm)):
-        word = _fold(word)
-        found.add("month word" if word in _MONTH_NUMBER else "weekday" if word in _WEEKDAYS_EN
-                  else _PLURALS.get(word, word))
+    for word, feature in _EN_FEATURE_WORDS.items():
+        start = folded.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if ((start == 0 or norm[start - 1] not in _WORD_CHARACTERS)
+                    and (end == len(norm) or norm[end] not in _WORD_CHARACTERS)):
+                found.add(_month_feature(norm, start, word) if feature == "month word" else feature)
+                if feature != "month word" or "month word" in found:
+                    break
+            start = folded.find(word, start + 1)
     return found
+
+
+def _month_feature(norm: str, start: int, word: str) -> str:
+    """"month word"; "may or march" for a lowercase may or march with no cue before it, the verb and the noun
+    ("this may help"), which only a day or a year after it makes a month (may 5)."""
+    if word in ("may", "march") and not norm[start].isupper() and _previous_word(norm, start) not in _MONTH_CUES:
+        return "may or march"
+    return "month word"
 
 
 def _rules_for(norm: str) -> list:
