@@ -300,6 +300,8 @@ ROWS = [
     ("先月の31日", T, NONE, NONE, NONE, NONE),  # November has 30 days
     ("去年の2月29日", T, NONE, NONE, NONE, NONE),  # 2025 is no leap year
     ("2025年2月29日と先週の会議", T, "2026-11-23", "2026-11-29", "2025年2月29日と会議", "先週"),
+    # A bare day after a date continues it, but not a number that starts the next expression.
+    ("1月1日と1週前", T, "2026-01-01", "2026-11-29", "", ("1月1日", "1週前")),
     # A number that cannot be a day is not a date at all: the words around it read as they would alone.
     ("in March 32 tests failed", T, "2026-03-01", "2026-03-31", "32 tests failed", "March"),
     # A window may start after it ends: the words say so, and the search refuses it (test_a_search_reads_...).

@@ -715,7 +715,7 @@ def _combine(hits: list[_Hit], norm: str, today: datetime.date) -> list[_Hit]:
                 windows.append(closed)
                 i += 2
                 continue
-            windows.append(_continued_date(hit, norm) or _open_range(hit, norm, today))
+            windows.append(_continued_date(hit, following, norm) or _open_range(hit, norm, today))
         except (ValueError, OverflowError):  # e.g. "11月20日〜31日": keep the date alone
             windows.append(hit)
         i += 1
@@ -758,8 +758,9 @@ def _closed_range(left: _Hit, right: _Hit | None, norm: str, today) -> _Hit | No
     return _Hit(start, tail.end() if tail else end, _span(since, until))
 
 
-def _continued_date(left: _Hit, norm: str) -> _Hit | None:
-    """11月20日〜22日 / Nov 20-22: a date followed by a bare day (the next month's if smaller)."""
+def _continued_date(left: _Hit, following: _Hit | None, norm: str) -> _Hit | None:
+    """11月20日〜22日 / Nov 20-22: a date followed by a bare day (the next month's if smaller). Not a number
+    that starts the following expression (1月1日と1週前: January 1st, and a week ago)."""
     if left.kind != "date":
         return None
     m = _compiled(_DAY_CONTINUATION).match(norm, left.end)
@@ -773,7 +774,10 @@ def _continued_date(left: _Hit, norm: str) -> _Hit | None:
     day = int(m.group(1))
     first = left.since.replace(day=1) if day >= left.since.day else _month(left.since.year, left.since.month, -1)[0]
     tail = _compiled(_UNTIL_SUFFIX).match(norm, m.end())
-    return _Hit(start, tail.end() if tail else m.end(), _span(left.since, first.replace(day=day)))
+    end = tail.end() if tail else m.end()
+    if following is not None and end > following.start:
+        return None
+    return _Hit(start, end, _span(left.since, first.replace(day=day)))
 
 
 def _open_range(hit: _Hit, norm: str, today: datetime.date) -> _Hit:
