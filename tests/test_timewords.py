@@ -358,10 +358,14 @@ PROPERTY = settings(max_examples=EXAMPLES, deadline=datetime.timedelta(seconds=1
 
 
 def _seeded(test):
-    """The test run from SEED, which it prints (pytest shows it with the failure)."""
+    """The test run from SEED, which it prints once (pytest shows it with a failure, or with -s)."""
+    announced = []
+
     @functools.wraps(test)
     def announce(*args, **kwargs):
-        print(f"time-word properties: seed {SEED}, {EXAMPLES} examples (TIME_WORDS_SEED={SEED} replays them)")
+        if not announced:
+            announced.append(print(f"{test.__name__}: seed {SEED}, {EXAMPLES} examples "
+                                   f"(TIME_WORDS_SEED={SEED} replays them, TIME_WORDS_EXAMPLES=N sets how many)"))
         return test(*args, **kwargs)
 
     return seed(SEED)(announce)
