@@ -535,3 +535,17 @@ def test_db_stop_ends_an_embedded_server_that_was_stopped_by_a_signal(env, tmp_p
     finally:
         if not _gone(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_the_helper_refuses_and_reads_time_words_as_the_library_does(helper_env, notes):
+    """An over-long query is refused with its length as sent, a window that starts after it ends is refused,
+    and time words in ſ/ı/K spellings are read: exit 2, 2 and 0, as without the helper."""
+    index(helper_env, notes)
+    _start_helper()
+    query = "先週の " + "tea " * 600
+    long = _only_helper("search", query, env=helper_env, memories=notes)
+    assert long.returncode == 2 and f"the query is {len(query):,} characters long" in long.stderr
+    backwards = _only_helper("search", "tea since 2099", env=helper_env, memories=notes)
+    assert backwards.returncode == 2 and "starts after it ends" in backwards.stderr
+    odd = _only_helper("search", "laſt week tea", env=helper_env, memories=notes)
+    assert odd.returncode == 0 and "(laſt week)" in odd.stderr, odd.stderr

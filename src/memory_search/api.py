@@ -285,10 +285,10 @@ class Memories:
         overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
         from .embedding import choose_spec, provider
         from .errors import MemorySearchError
-        from .retrieval import MAX_QUERY_CHARS, Background
+        from .retrieval import Background
 
-        query = request.query
-        if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+        query = request.query  # no longer than the limit: a SearchRequest cannot be
+        if not isinstance(query, str) or not query.strip():
             return None
         if request.mode == "keyword":
             return None

@@ -324,7 +324,7 @@ WHERE_OPERATORS = params.PARAMETERS["where"].help + "; operators $eq $ne $gt $gt
 @memories_option
 @click.pass_obj
 def search_command(console: Console, query, output, no_dedupe, explain, rerank, table, no_daemon, memories, **given):
-    """Search the memories for QUERY (natural language, Japanese or English).
+    """Search the memories for QUERY (natural language, Japanese or English, up to 2,000 characters).
 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
