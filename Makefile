@@ -62,7 +62,8 @@ test-langbot-e2e: langbot-plugin
 	LANGBOT_E2E=1 LANGBOT_E2E_VENV=$(CURDIR)/build/langbot-venv LANGBOT_E2E_CACHE=$(CURDIR)/build/langbot-e2e-cache \
 		$(BIN)/python -m pytest -rs tests/langbot/e2e
 
-# The graph page's test drives a real headless Chromium; without it that test is skipped, saying so.
+# The graph page's and the knowledge-base page's tests drive a real headless Chromium (Debian's, over the
+# DevTools protocol: no driver); without it they are skipped, saying so.
 # Not part of `test`: it needs root, apt and a few hundred MB (.ci/run installs it).
 browser:
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)

@@ -129,14 +129,15 @@ FOREIGN_HOSTS = ["evil.example", "evil.example:{port}", "127.0.0.1.nip.io:{port}
 
 
 @pytest.mark.parametrize("host", FOREIGN_HOSTS)
-def test_http_a_foreign_host_header_gets_400_with_no_content(server, host):
+def test_http_a_foreign_host_header_gets_400_with_a_json_error_and_no_content(server, host):
     port = server.base.rsplit(":", 1)[1]
-    for path in ("/api/search?db=default&q=tea", "/graph/data.json", "/api/read?db=default&path=wiki/tea.md"):
+    for path in ("/api/search?db=default&q=tea", "/graph/data.json", "/api/read?db=default&path=wiki/tea.md",
+                 "/mcp"):
         header = f"Host: {host.format(port=port)}\r\n" if host else ""
         reply = raw_request(server.base, f"GET {path} HTTP/1.1\r\n{header}Connection: close\r\n\r\n".encode())
         head, _, body = reply.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 400") and b"tea" not in body.lower(), reply[:300]
-        assert body == b"" or not host  # no Host at all: refused by the HTTP parser itself, with its own line
+        assert b"content-type: application/json" in head.lower() and set(json.loads(body)) == {"error"}, reply[:300]
     status, _, body = server.get("/api/search?db=default&q=tea")  # the server's own name still works
     assert status == 200 and b"tea.md" in body
 
@@ -235,33 +236,155 @@ def test_http_beyond_loopback_needs_a_token(env, notes):
     assert "needs a token file: give --token-file FILE" in result.stderr
 
 
-def test_http_idle_half_sent_connections_under_a_low_descriptor_limit_end_in_refusals(env, notes, tmp_path):
+class HalfSentHolder:
+    """Holds `count` connections that each sent half a request head, opening a new one whenever the server
+    closes one: an attacker who keeps the server's connections busy for as long as it likes."""
+
+    HALF = b"GET /api/search?db=default&q=tea HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # never ends
+
+    def __init__(self, base: str, count: int):
+        import selectors
+
+        host, port = base.removeprefix("http://").split(":")
+        self.address, self.count = (host, int(port)), count
+        self.selector = selectors.DefaultSelector()
+        self.stopped = threading.Event()
+        self.opened = self.closed_by_server = 0
+        self.full = threading.Event()
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        assert self.full.wait(60), f"only {len(self.selector.get_map())} connections could be opened"
+        return self
+
+    def __exit__(self, *exc):
+        self.stopped.set()
+        self.thread.join(30)
+        for key in list(self.selector.get_map().values()):
+            key.fileobj.close()
+
+    def _open(self) -> None:
+        import selectors
+
+        try:
+            connection = socket.create_connection(self.address, timeout=2)
+            connection.sendall(self.HALF)
+        except OSError:
+            time.sleep(0.01)
+            return
+        connection.setblocking(False)
+        self.selector.register(connection, selectors.EVENT_READ)
+        self.opened += 1
+
+    def _hold(self) -> None:
+        while not self.stopped.is_set():
+            while len(self.selector.get_map()) < self.count and not self.stopped.is_set():
+                self._open()
+            self.full.set()
+            for key, _ in self.selector.select(timeout=0.05):
+                try:
+                    data = key.fileobj.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:  # closed by the server: open another in its place
+                    self.selector.unregister(key.fileobj)
+                    key.fileobj.close()
+                    self.closed_by_server += 1
+
+
+def test_http_health_answers_within_10_s_while_300_half_sent_connections_are_held(env, notes, tmp_path):
     running = start_server(env, notes, tmp_path, limit_files=256)
-    host, port = running.base.removeprefix("http://").split(":")
-    hanging = []
     try:
-        for _ in range(300):
-            try:
-                connection = socket.create_connection((host, int(port)), timeout=2)
-                connection.sendall(b"GET /api/search?db=default&q=tea HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends
-                hanging.append(connection)
-            except OSError:
-                break
-        answered = None
-        deadline = time.monotonic() + 40
-        while answered is None and time.monotonic() < deadline:
-            try:
-                status, _, _ = running.get("/api/health", timeout=5)
-                answered = status
-            except OSError:
-                time.sleep(0.5)
-        assert answered == 200  # answered again once the half-sent ones timed out or were refused
+        with HalfSentHolder(running.base, 300) as holder:
+            started = time.monotonic()
+            answered = None
+            while answered is None and time.monotonic() - started < 10:
+                try:
+                    answered = running.get("/api/health", timeout=max(0.1, 10 - (time.monotonic() - started)))[0]
+                except OSError:
+                    time.sleep(0.1)
+            elapsed = time.monotonic() - started
+            assert answered == 200 and elapsed < 10, (answered, elapsed, holder.opened, holder.closed_by_server)
+            assert holder.opened >= 300 and holder.closed_by_server > 0  # the longest idle ones gave way
+            print(f"/api/health answered in {elapsed:.2f} s with {holder.count} half-sent connections held "
+                  f"({holder.opened} opened, {holder.closed_by_server} closed by the server)")
     finally:
-        for connection in hanging:
-            connection.close()
         stop_server(running)
+    assert running.process.returncode == 0
     assert running.stderr_path.stat().st_size < 10_000, running.stderr[-2000:]
     no_traceback(running.stderr)
+
+
+def _seconds_until_closed(connection: socket.socket, limit: float) -> float | None:
+    """How long until the server closes the connection (what it sent first is ignored); None: not within limit."""
+    started = time.monotonic()
+    connection.settimeout(limit)
+    try:
+        while connection.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        return None
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("half", ["head", "body"])
+def test_http_a_request_that_stalls_half_sent_is_closed_and_the_server_answers_on(server, half):
+    host, port = server.base.removeprefix("http://").split(":")
+    requests = {"head": b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                "body": b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                        b"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\""}
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        connection.sendall(requests[half])
+        assert server.get("/api/health")[0] == 200  # others are answered meanwhile
+        closed = _seconds_until_closed(connection, 30)
+    assert closed is not None and closed < 15, closed
+    assert server.get("/api/health")[0] == 200
+
+
+def test_http_mcp_sessions_are_capped_per_token_and_end_when_idle(notes, base_env, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from memory_search.config import Settings
+    from memory_search.faces import http_guard
+    from memory_search.faces.http_api import Database, create_app
+    from memory_search.resources import Resources
+
+    monkeypatch.setattr(http_guard, "MCP_SESSIONS", 3)
+    monkeypatch.setattr(http_guard, "MCP_IDLE_SECONDS", 2.0)
+    token = "t" * 32
+    settings = Settings.from_env(base_env).with_overrides(memories_dir=notes.root)
+    resources = Resources(2)
+    app = http_guard.Guard(create_app([Database("default", notes.root, "2026-12-01T00:00:00Z", settings)], resources,
+                                      mcp=True), http_guard.Hosts("127.0.0.1", 80), token)
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "leaky", "version": "1"}}}
+
+    def ping(http, session):
+        return http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                         headers={**headers, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18"})
+
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as http:
+            sessions = []
+            for _ in range(5):  # a client that opens sessions and never ends them
+                opened = http.post("/mcp", json=initialize, headers=headers)
+                assert opened.status_code == 200, opened.text
+                sessions.append(opened.headers["mcp-session-id"])
+            answers = [ping(http, session) for session in sessions]
+            assert [answer.status_code for answer in answers] == [404, 404, 200, 200, 200]  # the oldest gave way
+            assert all(set(answer.json()) >= {"error"} for answer in answers[:2])
+            time.sleep(3)  # idle beyond MCP_IDLE_SECONDS: every session ended
+            assert [ping(http, session).status_code for session in sessions[2:]] == [404, 404, 404]
+            assert http.post("/mcp", json=initialize, headers=headers).status_code == 200  # room for new ones
+    finally:
+        resources.close()
 
 
 def test_http_a_huge_header_is_refused_and_the_server_answers_on(server):

@@ -107,6 +107,34 @@ def test_errors_are_the_library_errors(env, tmp_path):
             memories.search("x")
 
 
+def test_a_query_over_the_limit_is_refused_before_anything_reads_it(env, tmp_path, monkeypatch):
+    """The limit counts the query as sent, and nothing is spent on it first: no time words read, no memories
+    directory looked at (this one does not exist), no connection opened."""
+    from memory_search import timewords
+    from memory_search.errors import UsageError
+
+    def unread(*_):
+        raise AssertionError("the time words of an over-long query were read")
+
+    monkeypatch.setattr(timewords, "find_time", unread)
+    query = "先週の " + "tea " * 600
+    memories = memory_search.open(memories_dir=str(tmp_path / "none"))
+    with pytest.raises(UsageError, match=f"^the query is {len(query):,} characters long: keep it to 2,000"):
+        memories.search(query)
+    assert memories._connection is None
+
+
+def test_time_words_that_start_after_they_end_are_refused_before_the_search(env, tmp_path):
+    import datetime
+
+    from memory_search.errors import UsageError
+
+    memories = memory_search.open(memories_dir=str(tmp_path / "none"))
+    with pytest.raises(UsageError, match=r"'since 2030' name 2030-01-01\.\.2026-12-01, which starts after it ends"):
+        memories.search("tea since 2030", today=datetime.date(2026, 12, 1))
+    assert memories._connection is None
+
+
 def test_asking_for_more_results_does_not_reorder_the_first_ones(env, memories):
     """Each leg is fused 100 deep for any list of up to 33 files, so a longer list only adds to the end."""
     teas = ["green", "black", "oolong", "white", "jasmine", "roasted", "smoked", "barley", "mint", "ginger"]

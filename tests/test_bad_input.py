@@ -42,6 +42,13 @@ ROWS = [
      400),
     ("NUL in a filter", ["tea", "--project", "a\x00b"], {"query": "tea", "project": "a\x00b"},
      {"q": "tea", "project": "a\x00b"}, 400),
+    ("time words that start after they end", ["tea since 2099"], {"query": "tea since 2099"},
+     {"q": "tea since 2099", "time": "1"}, 400),
+    ("since after until", ["tea", "--since", "2026-12-01", "--until", "2026-11-01"],
+     {"query": "tea", "since": "2026-12-01", "until": "2026-11-01"},
+     {"q": "tea", "since": "2026-12-01", "until": "2026-11-01"}, 400),
+    ("a date as long as a query", ["tea", "--since", "先週" * 1_000], {"query": "tea", "since": "先週" * 1_000},
+     {"q": "tea", "since": "先週" * 1_000}, 400),
 ]
 
 
@@ -101,6 +108,37 @@ def test_each_face_refuses_a_bad_search_its_own_way(env, notes, faces, row, cli,
     else:
         assert answer.status_code == status and set(answer.json()) == {"error"}, answer.text
         assert "\n" not in answer.json()["error"] and "--" not in answer.json()["error"]
+
+
+def test_an_over_long_query_is_refused_with_its_length_as_sent_by_every_face(env, notes, faces):
+    server, client = faces
+    query = "先週の " + "tea " * 600  # the time words are not taken out before the length is counted
+    length = f"the query is {len(query):,} characters long"
+    cli = run_script("search", query, env=env, memories=notes)
+    assert cli.returncode == 2 and length in cli.stderr and cli.stderr.count("\n") == 1
+    code, message = call_mcp(server, "search", {"query": query})
+    assert code == INVALID_PARAMS and length in message
+    answer = client.get("/api/search", params={"db": "default", "q": query, "time": "1"})
+    assert answer.status_code == 400 and length in answer.json()["error"]
+
+
+@pytest.mark.parametrize("query, words", [("laſt week tea", "laſt week"), ("thıs week tea", "thıs week"),
+                                          ("tea in Auguſt", "Auguſt"), ("yeſterday's tea", "yeſterday")])
+def test_time_words_in_letters_that_case_folding_reads_as_ascii_are_read_by_every_face(env, notes, faces, query,
+                                                                                      words):
+    """ſ, ı and K match s, i and k in the rules' case-insensitive patterns; the words are read, never a crash."""
+    import json
+
+    server, client = faces
+    cli = run_script("search", query, "--format", "json", env=env, memories=notes)
+    assert cli.returncode == 0 and f"({words})" in cli.stderr, cli.stderr
+    assert [hit["window"]["words"] for hit in json.loads(cli.stdout)] == [[words]]
+    code, result = call_mcp(server, "search", {"query": query})
+    assert code is None and not result.is_error, result
+    assert [hit["window"]["words"] for hit in json.loads(result.content[0].text)] == [[words]]
+    answer = client.get("/api/search", params={"db": "default", "q": query, "time": "1"})
+    assert answer.status_code == 200, answer.text
+    assert json.loads(answer.headers["X-Memory-Search-Window"])["words"] == [words]
 
 
 def test_a_message_names_the_parameter_as_each_face_spells_it(env, notes, faces):

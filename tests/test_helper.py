@@ -151,8 +151,8 @@ def test_a_broken_helper_is_bypassed(helper_env, notes):
 
 def test_a_request_for_another_configuration_is_refused(helper_env, notes):
     _start_helper()
-    request = json.dumps({"protocol": 1, "identity": "0" * 64, "script": "search", "argv": ["tea"], "cwd": "/",
-                          "env": {}, "stdout": {"tty": False, "errors": "strict"},
+    request = json.dumps({"protocol": client.PROTOCOL, "identity": "0" * 64, "script": "search", "argv": ["tea"],
+                          "cwd": "/", "env": {}, "stdout": {"tty": False, "errors": "strict"},
                           "stderr": {"tty": False, "errors": "strict"}}).encode() + b"\n"
     reply = client._exchange(str(_socket_path()), request)
     assert client.parse_reply(reply)[0] == "refused"
@@ -323,7 +323,7 @@ def _database_url(env) -> str:
 
 
 def _search_request(identity, *argv) -> bytes:
-    return json.dumps({"protocol": 1, "identity": identity, "script": "search", "argv": list(argv),
+    return json.dumps({"protocol": client.PROTOCOL, "identity": identity, "script": "search", "argv": list(argv),
                        "cwd": os.getcwd(), "env": {}, "stdout": {"tty": False, "errors": "strict"},
                        "stderr": {"tty": False, "errors": "strict"}}).encode() + b"\n"
 
@@ -385,3 +385,167 @@ def test_searches_through_the_helper_are_logged_as_asked(helper_env, notes, tmp_
     log = state / "memory-search" / "searches.jsonl"
     assert [json.loads(line)["query"] for line in log.read_text(encoding="utf-8").splitlines()] == ["green tea"]
     assert helper.socket_path(logging) != helper.socket_path(plain)
+
+
+# --- a helper that accepts connections and never answers ------------------------------------------------
+
+def _pid_of_helper(environ=None) -> int:
+    pid = helper.own_helper_pid(_socket_path(environ).with_suffix(".pid"))
+    assert pid is not None, "the helper wrote no pid file of its own"
+    return pid
+
+
+def _gone(pid: int) -> bool:
+    return not helper._alive(pid)
+
+
+def _timed_search(env, notes) -> tuple[subprocess.CompletedProcess, float]:
+    started = time.monotonic()
+    result = run_process("search", "green tea", "--format", "json", env=env, memories=notes, timeout=30)
+    return result, time.monotonic() - started
+
+
+def test_a_stopped_helper_is_bypassed_replaced_and_ended_by_db_stop(helper_env, notes):
+    import signal
+
+    index(helper_env, notes)
+    _start_helper()
+    stuck = _pid_of_helper()
+    os.kill(stuck, signal.SIGSTOP)  # accepts connections (the kernel queues them), answers nothing
+    try:
+        result, elapsed = _timed_search(helper_env, notes)
+        assert result.returncode == 0 and json.loads(result.stdout)[0]["title"] == "Tea"
+        assert elapsed < 5, elapsed  # the handshake gives up after a second, not the 120 s reply timeout
+        print(f"search with a stopped helper answered in {elapsed:.2f} s")
+        assert result.stderr.count("\n") == 1 and "warm helper did not answer" in result.stderr, result.stderr
+        # The run started a helper that ended the stopped one and took its place.
+        assert _wait_until(lambda: _gone(stuck), 20), "the stuck helper is still there"
+        _wait_for_helper()
+        fresh = _pid_of_helper()
+        assert fresh != stuck
+        through = _only_helper("search", "green tea", "--format", "json", env=helper_env, memories=notes)
+        assert through.returncode == 0 and through.stderr == "" and json.loads(through.stdout)[0]["title"] == "Tea"
+    finally:
+        if not _gone(stuck):
+            os.kill(stuck, signal.SIGKILL)
+
+    # db.py stop ends a helper that does not answer, by its pid.
+    os.kill(fresh, signal.SIGSTOP)
+    started = time.monotonic()
+    stopped = run_process("db", "stop", env=helper_env, timeout=60)
+    assert stopped.returncode == 0, stopped.stderr
+    assert _wait_until(lambda: _gone(fresh), 5) and time.monotonic() - started < 15
+    assert not list(helper.runtime_dir().glob("*.sock")) and not list(helper.runtime_dir().glob("*.pid"))
+
+
+def _silent_listener(path: Path):
+    """A socket at the helper's path that accepts connections and never replies."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(64)
+    held, stopped = [], threading.Event()
+    server.settimeout(0.1)
+
+    def accept():
+        while not stopped.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+
+    def stop():
+        stopped.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        server.close()
+
+    return held, stop
+
+
+def test_a_listener_that_never_replies_is_bypassed_and_replaced(helper_env, notes):
+    index(helper_env, notes)
+    _socket_path().parent.mkdir(mode=0o700)
+    held, stop = _silent_listener(_socket_path())
+    try:
+        result, elapsed = _timed_search(helper_env, notes)
+        assert result.returncode == 0 and json.loads(result.stdout)[0]["title"] == "Tea"
+        assert elapsed < 5, elapsed
+        assert held and result.stderr.count("\n") == 1 and "did not answer" in result.stderr, result.stderr
+        # A real helper takes the socket's place (the listener held no lock); the next search is answered.
+        pid_file = _socket_path().with_suffix(".pid")
+        assert _wait_until(lambda: helper.own_helper_pid(pid_file) and helper._answers(_socket_path()), 30)
+        through = _only_helper("search", "green tea", "--format", "json", env=helper_env, memories=notes)
+        assert through.returncode == 0 and json.loads(through.stdout)[0]["title"] == "Tea"
+    finally:
+        stop()
+
+
+def test_db_stop_does_not_wait_on_a_listener_that_never_replies(helper_env, notes):
+    _socket_path().parent.mkdir(mode=0o700)
+    held, stop = _silent_listener(_socket_path())
+    try:
+        started = time.monotonic()
+        result = run_process("db", "stop", env=helper_env, timeout=60)
+        elapsed = time.monotonic() - started
+    finally:
+        stop()
+    assert result.returncode == 0 and elapsed < 8, (elapsed, result.stderr)
+    assert not _socket_path().exists()  # no helper of ours behind it: the socket is removed, the process left be
+
+
+def test_a_pid_file_naming_another_process_is_never_signalled(helper_env, tmp_path):
+    """db.py stop signals only a helper of ours: not whatever pid a planted or stale pid file names."""
+    folder = _socket_path().parent
+    folder.mkdir(mode=0o700)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (folder / "0123456789abcdef0123.pid").write_text(f"{bystander.pid}\n")
+        (folder / "fedcba9876543210fedc.pid").symlink_to(tmp_path / "elsewhere")
+        (tmp_path / "elsewhere").write_text(f"{bystander.pid}\n")
+        assert helper.own_helper_pid(folder / "0123456789abcdef0123.pid") is None
+        assert helper.own_helper_pid(folder / "fedcba9876543210fedc.pid") is None
+        helper.stop()
+        time.sleep(0.5)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_db_stop_ends_an_embedded_server_that_was_stopped_by_a_signal(env, tmp_path):
+    import signal
+
+    from memory_search.database import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path / "own-server")
+    server.start()
+    pid = int((server.pgdata / "postmaster.pid").read_text().splitlines()[0])
+    os.kill(pid, signal.SIGSTOP)  # a fast shutdown request would wait for a server that hears nothing
+    try:
+        started = time.monotonic()
+        result = run_process("db", "stop", env=dict(env, MEMORIES_DATA_DIR=str(tmp_path / "own-server")),
+                             timeout=120)
+        elapsed = time.monotonic() - started
+        assert (result.returncode, result.stdout, result.stderr) == (0, "stopped\n", ""), result.stderr
+        assert elapsed < 30 and server.running_url() is None and _gone(pid), elapsed
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_helper_refuses_and_reads_time_words_as_the_library_does(helper_env, notes):
+    """An over-long query is refused with its length as sent, a window that starts after it ends is refused,
+    and time words in ſ/ı/K spellings are read: exit 2, 2 and 0, as without the helper."""
+    index(helper_env, notes)
+    _start_helper()
+    query = "先週の " + "tea " * 600
+    long = _only_helper("search", query, env=helper_env, memories=notes)
+    assert long.returncode == 2 and f"the query is {len(query):,} characters long" in long.stderr
+    backwards = _only_helper("search", "tea since 2099", env=helper_env, memories=notes)
+    assert backwards.returncode == 2 and "starts after it ends" in backwards.stderr
+    odd = _only_helper("search", "laſt week tea", env=helper_env, memories=notes)
+    assert odd.returncode == 0 and "(laſt week)" in odd.stderr, odd.stderr

@@ -302,3 +302,59 @@ def test_a_file_postgresql_refuses_is_skipped_alone(env, memories, database):
     compost = names(search(env, memories, "compost", "--mode", "keyword"))
     assert sorted(compost) == [f"note{i}.md" for i in range(6, 10)]
     assert search(env, memories, "tomato", "--mode", "keyword") == []
+
+
+def test_a_run_records_its_progress_in_the_index_for_other_readers_files_then_embeddings(env, memories):
+    import memory_search
+
+    for number in range(5):
+        memories.write(f"wiki/note{number}.md", f"# Note {number}\n\nbody {number}", title=f"Note {number}")
+    seen = []
+
+    class Watcher:  # a terminal's progress bar, which looks at the index from another connection meanwhile
+        def __init__(self):
+            self.reader = memory_search.open(memories_dir=memories.root)
+
+        def start(self, total, label=None, unit="files"):
+            pass
+
+        def advance(self, files, chunks):
+            seen.append(self.reader.progress())
+
+        def note(self, message):
+            pass
+
+        def finish(self):
+            pass
+
+    index(env, memories)  # the index exists; the second run is the one watched
+    for number in range(5):
+        memories.write(f"wiki/note{number}.md", f"# Note {number}\n\nchanged {number}", title=f"Note {number}")
+    watcher = Watcher()
+    with memory_search.open(memories_dir=memories.root) as library:
+        library.index(progress=watcher)
+        assert library.progress() == {"building": False, "progress": None,
+                                      "last_indexed_at": library.status()["last_indexed_at"]}
+        assert "progress" not in library.status() or library.status()["progress"] is None
+    watcher.reader.close()
+    assert all(state["building"] for state in seen)
+    files = [state["progress"] for state in seen if state["progress"]["phase"] == "files"]
+    embeddings = [state["progress"] for state in seen if state["progress"]["phase"] == "embeddings"]
+    assert files and files[0]["files"]["total"] == 5 and files[0]["current"].startswith("wiki/note")
+    assert embeddings and embeddings[0]["embeddings"]["total"] == 5 and embeddings[0]["files"]["total"] == 5
+
+
+def test_stats_counts_chunks_waiting_for_their_embedding_and_names_the_stale_files(env, memories, database):
+    memories.write("wiki/a.md", "# A\n\nalpha", title="A")
+    memories.write("wiki/b.md", "# B\n\nbeta", title="B")
+    index(env, memories)
+    tables = ManagedTables.of(memories.root)
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f"UPDATE {tables.chunks} SET embedding = NULL WHERE filename LIKE %s", ("%/b.md",))
+    memories.write("wiki/a.md", "# A\n\nalpha, changed", title="A")
+    memories.write("wiki/c.md", "# C\n\ngamma", title="C")
+    (memories.root / "wiki" / "b.md").unlink()
+    status = json.loads(run_script("stats", "--json", env=env, memories=memories, check=True).stdout)
+    assert (status["embedded"], status["waiting_for_embeddings"]) == (status["chunks"] - 1, 1)
+    assert status["stale"] == {"new": ["wiki/c.md"], "changed": ["wiki/a.md"], "deleted": ["wiki/b.md"]}
+    assert status["progress"] is None

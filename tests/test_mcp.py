@@ -162,6 +162,23 @@ def test_bad_arguments_are_invalid_params_and_the_server_keeps_answering(base_en
     assert still[0]["title"] == "Tuning the HNSW index"
 
 
+def test_a_query_of_a_million_characters_is_refused_at_once_with_its_length_as_sent(base_env, sample):
+    query = "先週の " + "HNSW " * 240_000  # 1,200,004 characters, time words first
+
+    async def conversation(session):
+        with anyio.fail_after(60):  # a guard, not a measure: reading its time words took minutes
+            try:
+                await session.call_tool("search", {"query": query})
+            except MCPError as error:
+                return error.code, error.message
+        still = payload(await session.call_tool("search", {"query": "HNSW ef_search", "top": 1}))
+        return None, still
+
+    code, message = talk(server_env(base_env, sample), conversation)
+    assert code == INVALID_PARAMS and message == (
+        "search: the query is 1,200,004 characters long: keep it to 2,000 (the model reads about 500 tokens)")
+
+
 def test_similar_outside_the_directory_is_invalid_params_with_one_line(base_env, sample):
     async def conversation(session):
         try:

@@ -85,3 +85,14 @@ def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
     for number, line in enumerate(body_lines, first_line):
         if line.strip() and not line.strip().startswith(("```", "~~~")):
             assert number in covered, (number, line)
+
+
+@FAST
+@given(st.text(max_size=200), st.text(max_size=60))
+def test_marks_are_ordered_disjoint_spans_inside_the_text(text, query):
+    from memory_search.snippets import marks
+
+    spans = marks(text, query)
+    assert all(0 <= start < end <= len(text) for start, end in spans)
+    assert all(first[1] < second[0] for first, second in zip(spans, spans[1:]))
+    assert marks(text, "") == []

@@ -262,3 +262,17 @@ def test_a_file_edited_after_indexing_is_flagged_stale(env, sample):
     assert hit["path"] == str(backup) and hit["stale"] is True
     markdown = run_script("search", "夜間バッチ", "--top", "1", env=env, memories=sample, check=True).stdout
     assert "changed after it was indexed" in markdown
+
+
+def test_marks_are_the_words_of_a_text_the_query_matches_as_the_keyword_search_does():
+    from memory_search.snippets import marks
+
+    def marked(text, query):
+        return [text[start:end] for start, end in marks(text, query)]
+
+    assert marked("We raised ef_search while tuning the HNSW index.", "tune hnsw indexes") == [
+        "tuning", "HNSW", "index"]
+    assert marked("毎晩 2 時に夜間バッチでデータベースのダンプを取る。", "データベースのダンプ") == [
+        "データベース", "ダンプ"]
+    assert marked("ＨＮＳＷ and hnsw", "HNSW") == ["ＨＮＳＷ", "hnsw"]
+    assert marks("nothing here", "") == [] and marks("", "query") == []

@@ -286,3 +286,117 @@ except BaseException:
     report["mcp_without_token"] = "refused"
 print(json.dumps(report))
 """
+
+
+# --- a server bound to every address, as people start one ---------------------------------------------------
+
+BIND_ALL_DRIVER = r"""
+import json, os, socket, subprocess, sys, time
+command, env, endpoint, token = json.loads(sys.argv[1])
+for step in (["ip", "link", "set", "lo", "up"], ["ip", "link", "add", "ms0", "type", "veth", "peer", "name", "ms1"],
+             ["ip", "addr", "add", "10.9.8.7/24", "dev", "ms0"], ["ip", "link", "set", "ms0", "up"],
+             ["ip", "link", "set", "ms1", "up"]):
+    subprocess.run(step, check=True)
+log = os.path.join(os.path.dirname(os.path.dirname(endpoint)), "serve.log")
+server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+deadline = time.monotonic() + 120
+while not os.path.exists(endpoint):
+    if server.poll() is not None or time.monotonic() > deadline:
+        print(json.dumps({"failed": open(log).read()}))
+        sys.exit(0)
+    time.sleep(0.1)
+port = int(open(endpoint).read().strip().rsplit(":", 1)[1])
+
+def ask(host, address="127.0.0.1", path="/api/search?db=default&q=tea", method="GET", headers=(), body=b""):
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family) as connection:
+        connection.settimeout(60)
+        connection.connect((address, port))
+        lines = [f"{method} {path} HTTP/1.1", f"Authorization: Bearer {token}", "Connection: close", *headers]
+        if host is not None:
+            lines.append(f"Host: {host.format(port=port)}")
+        if body:
+            lines.append(f"Content-Length: {len(body)}")
+        connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    head, _, content = reply.partition(b"\r\n\r\n")
+    status = int(head.split()[1])
+    kind = next((line.split(b":", 1)[1].strip().decode() for line in head.split(b"\r\n")[1:]
+                 if line.lower().startswith(b"content-type:")), "")
+    return [status, kind, content.decode("utf-8", "replace")[:300]]
+
+hostname = socket.gethostname()
+report = {"hostname": hostname, "hosts": {}}
+for host, address in [("127.0.0.1:{port}", "127.0.0.1"), ("localhost:{port}", "127.0.0.1"), ("localhost", "127.0.0.1"),
+                      ("10.9.8.7:{port}", "10.9.8.7"), ("10.9.8.7", "127.0.0.1"), (hostname, "10.9.8.7"),
+                      (hostname + ":{port}", "127.0.0.1"), ("search.example.com", "10.9.8.7"),
+                      ("[::1]:{port}", "127.0.0.1"), ("0.0.0.0:{port}", "127.0.0.1"),
+                      ("evil.example", "127.0.0.1"), ("10.9.8.8:{port}", "10.9.8.7"), ("127.0.0.1:1", "127.0.0.1"),
+                      ("localhost.evil.example:{port}", "127.0.0.1"), (None, "127.0.0.1")]:
+    try:
+        report["hosts"][host or "(none)"] = ask(host, address)
+    except OSError as error:
+        report["hosts"][host or "(none)"] = [0, "", str(error)]
+initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
+mcp = ["Content-Type: application/json", "Accept: application/json, text/event-stream"]
+report["mcp"] = ask("10.9.8.7:{port}", "10.9.8.7", "/mcp", "POST", mcp, initialize)
+report["mcp_foreign_origin"] = ask("10.9.8.7:{port}", "10.9.8.7", "/mcp", "POST",
+                                   [*mcp, "Origin: http://evil.example"], initialize)
+report["mcp_own_origin"] = ask("10.9.8.7:{port}", "10.9.8.7", "/mcp", "POST",
+                               [*mcp, f"Origin: http://10.9.8.7:{port}"], initialize)
+report["mcp_wrong_type"] = ask("localhost:{port}", "127.0.0.1", "/mcp", "POST", ["Content-Type: text/plain"],
+                               initialize)
+report["missing"] = ask("localhost:{port}", "127.0.0.1", "/api/nothing")
+server.terminate()
+server.wait(30)
+report["log"] = open(log).read()
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture
+def indexed_notes(tmp_path, env):
+    notes = MemoriesDir(tmp_path / "memories")
+    notes.write("wiki/tea.md", "# Tea\n\nBrew green tea at 70 degrees.\n", title="Tea")
+    from conftest import index
+
+    index(env, notes)
+    return notes
+
+
+def test_a_server_bound_to_every_address_answers_for_loopback_and_every_address_and_name_of_the_machine(
+        env, indexed_notes, tmp_path):
+    token_file = tmp_path / "token"
+    config = tmp_path / "config"
+    config.mkdir()
+    endpoint = config / "memory-search" / "endpoint"
+    command = [sys.executable, str(SCRIPTS / "serve.py"), "--host", "0.0.0.0", "--token-file", str(token_file),
+               "--allowed-host", "search.example.com"]
+    serve_env = {**env, "MEMORIES_DIR": str(indexed_notes.root), "XDG_CONFIG_HOME": str(config)}
+    from memory_search.faces.http_guard import read_token
+
+    token = read_token(token_file)  # made as serve.py would make it
+    result = subprocess.run(["unshare", "--net", sys.executable, "-c", BIND_ALL_DRIVER,
+                             json.dumps([command, serve_env, str(endpoint), token])],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert "failed" not in report, report
+    hosts = report["hosts"]
+    for host in ("127.0.0.1:{port}", "localhost:{port}", "localhost", "10.9.8.7:{port}", "10.9.8.7",
+                 report["hostname"], report["hostname"] + ":{port}", "search.example.com", "[::1]:{port}",
+                 "0.0.0.0:{port}"):
+        status, kind, body = hosts[host]
+        assert status == 200 and "tea.md" in body, (host, hosts[host])
+    for host in ("evil.example", "10.9.8.8:{port}", "127.0.0.1:1", "localhost.evil.example:{port}", "(none)"):
+        status, kind, body = hosts[host]
+        assert status == 400 and kind == "application/json" and set(json.loads(body)) == {"error"}, (host, hosts[host])
+        assert "tea" not in body
+    assert report["mcp"][0] == 200 and report["mcp_own_origin"][0] == 200, report
+    for refused, status in (("mcp_foreign_origin", 403), ("mcp_wrong_type", 400), ("missing", 404)):
+        assert report[refused][0] == status and report[refused][1] == "application/json", report[refused]
+        assert set(json.loads(report[refused][2])) == {"error"}
+    assert "Traceback" not in report["log"], report["log"]

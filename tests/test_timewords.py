@@ -278,6 +278,34 @@ ROWS = [
     ("3月期決算", T, NONE, NONE, NONE, NONE),
     ("13月", T, NONE, NONE, NONE, NONE),
     ("2/30", T, NONE, NONE, NONE, NONE),
+    # ---------------------------------------------------------------- letters case folding reads as ASCII
+    # (?i) matches ſ to s, ı and İ to i, the Kelvin sign K to k: the words are read as their ASCII spelling.
+    ("laſt week", T, "2026-11-23", "2026-11-29", "", "laſt week"),
+    ("thıs week", T, "2026-11-30", "2026-12-01", "", "thıs week"),
+    ("Auguſt", T, "2026-08-01", "2026-08-31", "", "Auguſt"),
+    ("yeſterday", T, "2026-11-30", "2026-11-30", "", "yeſterday"),
+    ("notes from laſt weeK", T, "2026-11-23", "2026-11-29", "notes", "laſt weeK"),
+    ("ſix days ago", T, "2026-11-25", "2026-11-25", "", "ſix days ago"),
+    ("THİS MONDAY", T, "2026-11-30", "2026-11-30", "", "THİS MONDAY"),
+    ("ſince Monday", T, "2026-11-30", "2026-12-01", "", "ſince Monday"),  # since, not "before"
+    ("ın 2025", T, "2025-01-01", "2025-12-31", "", "2025"),  # "in" cues the year
+    # ---------------------------------------------------------------- days the calendar does not have
+    # are not time words, and no part of them is read: they stay in the query as written.
+    ("2025年2月29日の会議", T, NONE, NONE, NONE, NONE),
+    ("2026年2月30日", T, NONE, NONE, NONE, NONE),
+    ("2025-02-29の障害", T, NONE, NONE, NONE, NONE),
+    ("Feb 29, 2025 notes", T, NONE, NONE, NONE, NONE),
+    ("February 30 notes", T, NONE, NONE, NONE, NONE),
+    ("the 31st of April", T, NONE, NONE, NONE, NONE),
+    ("先月の31日", T, NONE, NONE, NONE, NONE),  # November has 30 days
+    ("去年の2月29日", T, NONE, NONE, NONE, NONE),  # 2025 is no leap year
+    ("2025年2月29日と先週の会議", T, "2026-11-23", "2026-11-29", "2025年2月29日と会議", "先週"),
+    # A bare day after a date continues it, but not a number that starts the next expression.
+    ("1月1日と1週前", T, "2026-01-01", "2026-11-29", "", ("1月1日", "1週前")),
+    # A number that cannot be a day is not a date at all: the words around it read as they would alone.
+    ("in March 32 tests failed", T, "2026-03-01", "2026-03-31", "32 tests failed", "March"),
+    # A window may start after it ends: the words say so, and the search refuses it (test_a_search_reads_...).
+    ("since 2030", T, "2030-01-01", T, "", "since 2030"),
 ]
 
 
@@ -300,38 +328,204 @@ def test_find_time(query, today, since, until, text, phrases):
     assert got == TimeWindow(_date(since), _date(until), phrases, text)
 
 
-# ------------------------------------------------------------------------- never raises
+# ------------------------------------------------------------------------- properties
+# Any text is a query, so random and hostile text in both scripts must keep these promises:
+#  - find_time never raises, and answers within a bounded time (Hypothesis' deadline, far above its cost);
+#  - a window starts on or before its end, except an open range from a day after today ("since 2030",
+#    "after today"), whose end is today: the one window the search refuses (retrieval.windowed);
+#  - the text is the query minus its time expressions, precisely: each phrase is the query's own text at its
+#    place, phrases in order and apart; the text loses a cut around each phrase (the phrase, the glue that only
+#    attached it: in/on/of/the/for..., の/に/は/で/頃..., 's; and the list word between two phrases), and
+#    nothing else, apart from tidying at the cuts and ends (whitespace, commas, emptied brackets, :;・).
+#    So the text, whitespace read as spaces, is a subsequence of the query, and it equals the query without
+#    its cuts once whitespace, commas, brackets and :;・ are set aside (_skeleton);
+#  - reading only the rules a query's features allow finds what every rule would (the differential test).
+# The seed is printed; TIME_WORDS_SEED=N replays a run, TIME_WORDS_EXAMPLES=N sets the run size.
 
-from hypothesis import given, settings  # noqa: E402
+import functools  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+from memory_search import timewords  # noqa: E402
+
+SEED = int(os.environ.get("TIME_WORDS_SEED") or random.SystemRandom().randrange(2**32))
+EXAMPLES = int(os.environ.get("TIME_WORDS_EXAMPLES") or 300)
+PROPERTY = settings(max_examples=EXAMPLES, deadline=datetime.timedelta(seconds=1), print_blob=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _seeded(test):
+    """The test run from SEED, which it prints once (pytest shows it with a failure, or with -s)."""
+    announced = []
+
+    @functools.wraps(test)
+    def announce(*args, **kwargs):
+        if not announced:
+            announced.append(print(f"{test.__name__}: seed {SEED}, {EXAMPLES} examples "
+                                   f"(TIME_WORDS_SEED={SEED} replays them, TIME_WORDS_EXAMPLES=N sets how many)"))
+        return test(*args, **kwargs)
+
+    return seed(SEED)(announce)
+
 
 _WORDS = [
     "先週", "から", "まで", "〜", "11月", "20日", "の", "月曜", "3日前", "三", "ヶ月前", "今年", "度",
     "last", "week", "since", "between", "and", "to", " ", "Nov", "20", "-", "/", "May", "may", "2026",
     "ago", "a couple of", "days", "(", ")", "、", ",", "'s", "T10:00", ".", "１", "２", "\x00", "\ud800",
 ]
+_LATIN = [
+    "last", "this", "week", "weekend", "weeks", "month", "year", "day", "days", "ago", "since", "after", "before",
+    "until", "till", "through", "between", "and", "or", "to", "from", "the", "of", "in", "on", "every", "today",
+    "yesterday", "the day before yesterday", "Monday", "friday", "Fri", "Nov", "Nov.", "November", "May", "may",
+    "March", "march", "Jan", "Jan.", "Sept", "August", "20th", "31st", "2026", "2025", "1999", "2099", "11/20",
+    "2/29", "2/30", "11/20/2026", "2026-11-20", "2025-02-29", "2026-11", "2026/11/20", "T10:00", "T10:00:00Z",
+    "a couple of", "three", "twelve", "an", "'s", "’s", "I", "we", "Monday.com", "v11.20", "3.11",
+]
+_JAPANESE = [
+    "先週", "今週", "先々週", "今週末", "今日", "本日", "昨日", "一昨日", "きのう", "おととい", "今月", "先月",
+    "先々月", "今年", "去年", "昨年", "一昨年", "おととし", "今年度", "11月", "20日", "31日", "2025年", "2月29日",
+    "2025年2月29日",
+    "2026年11月20日", "１１月２０日", "２０２６年", "3日前", "三日前", "十一日前", "2週間前", "3ヶ月前", "1年前",
+    "月曜", "金曜日", "(金)", "（金）", "この前の", "前回の", "から", "まで", "以降", "以前", "より前", "より後", "〜",
+    "～", "の", "に", "は", "で", "と", "や", "、", "頃", "ごろ", "毎週", "毎月", "第1", "3月期",
+    # era forms, which are not read (令和5年 is no window) but must not break anything
+    "令和5年", "令和元年5月1日", "平成31年4月30日", "昭和64年", "R5", "H31.4.30", "5年前半", "数日前", "先日",
+]
+_NOISE = [" ", "  ", "\u3000", "\t", "\n", ",", ".", "-", "–", "/", ":", ";", "・", "(", ")", "「", "」", "?", "？",
+          "!", "\x00", "\ud800", "0", "9", "１", "２", "／", "－", "．", "ſ", "ı", "İ", "K", "ｋ"]
+# (?i) reads ſ as s, ı and İ as i, K (the Kelvin sign) as k; a full-width ｋ it does not.
+_ODD_LETTERS = [str.maketrans("sS", "ſſ"), str.maketrans("iI", "ıİ"), str.maketrans("kK", "KK"),
+                str.maketrans("stk", "ſıK")]
 
 
-def _check(window: TimeWindow | None, query: str) -> None:
+@st.composite
+def _word(draw) -> str:
+    word = draw(st.sampled_from(_LATIN + _JAPANESE))
+    spelling = draw(st.integers(0, 3 + len(_ODD_LETTERS)))
+    if spelling == 1:
+        return word.upper()
+    if spelling == 2:
+        return word.title()
+    if spelling >= 4:
+        return word.translate(_ODD_LETTERS[spelling - 4])
+    return word
+
+
+_SOUP = st.lists(st.one_of(_word(), _word(), st.sampled_from(_NOISE), st.text(max_size=4)), max_size=40)
+
+
+@st.composite
+def _hostile(draw) -> str:
+    """Time words of both scripts in odd spellings, glue, noise and random text; sometimes repeated up to
+    the 2,000 characters a search accepts."""
+    query = "".join(draw(_SOUP))
+    if query and draw(st.booleans()):
+        query = (query * (2_000 // len(query) + 1))[: draw(st.integers(len(query), 2_000))]
+    return query
+
+
+_QUERIES = st.one_of(st.text(max_size=300), st.text(st.characters(codec="utf-8"), max_size=60), _hostile())
+_TODAYS = st.one_of(st.just(datetime.date(2026, 12, 1)), st.dates())
+
+
+def _skeleton(text: str) -> str:
+    return "".join(c for c in text if not c.isspace() and c not in ",、，([（「【)]）」】:;・")
+
+
+def _spaced(text: str) -> str:
+    return "".join(" " if c.isspace() else c for c in text)
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    letters = iter(long)
+    return all(c in letters for c in short)
+
+
+_GLUE = re.compile(r"(?:\s|[,、と&や/]|'s|’s|頃|ごろ|には|では|にて|の|に|は|で|も"
+                   r"|(?i:in|on|at|during|from|of|for|over|the|and|or))*")
+
+
+def _check(window: TimeWindow | None, query: str, today: datetime.date | None = None) -> None:
+    """Every promise above that one query and its window (find_time's answer) make."""
+    read = timewords._read(query, today) if today is not None else None
     if window is None:
+        assert read is None
         return
     assert window.phrases and all(p in query for p in window.phrases)
-    assert isinstance(window.text, str) and len(window.text) <= len(query)
     assert window.since is None or isinstance(window.since, datetime.date)
     assert window.until is None or isinstance(window.until, datetime.date)
+    if today is None:
+        return
+    if window.since is not None and window.until is not None:
+        assert window.since <= window.until or window.until == today < window.since, window
+    phrases, cuts = read
+    spans = [(hit.start, hit.end) for hit in phrases]
+    assert window.phrases == tuple(query[start:end] for start, end in spans)
+    assert all(start < end for start, end in spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert all(start < end for start, end in cuts) and all(a[1] < b[0] for a, b in zip(cuts, cuts[1:]))
+    for cut_start, cut_end in cuts:
+        inside = [(start, end) for start, end in spans if cut_start <= start and end <= cut_end]
+        assert inside, (cut_start, cut_end, spans)
+        between = [cut_start] + [edge for span in inside for edge in span] + [cut_end]
+        for start, end in zip(between[::2], between[1::2]):
+            # glue is read as the rules read it: full-width separators (／, ，) as ASCII
+            assert _GLUE.fullmatch(query.translate(timewords._FULLWIDTH), start, end), query[cut_start:cut_end]
+    assert all(any(a <= start and end <= b for a, b in cuts) for start, end in spans)
+    kept = "".join(query[start:end] for start, end in zip([0] + [b for _, b in cuts], [a for a, _ in cuts] + [None]))
+    assert _skeleton(window.text) == _skeleton(kept), (window.text, kept)
+    assert _is_subsequence(_spaced(window.text), _spaced(query))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(max_size=200), st.dates(min_value=datetime.date(1, 1, 1)))
-def test_never_raises_on_any_text(query, today):
-    _check(find_time(query, today), query)
+@PROPERTY
+@given(_QUERIES, _TODAYS)
+@_seeded
+def test_any_text_keeps_the_promises(query, today):
+    _check(find_time(query, today), query, today)
 
 
-@settings(max_examples=300, deadline=None)
+@PROPERTY
 @given(st.lists(st.sampled_from(_WORDS), max_size=30), st.dates())
-def test_never_raises_on_time_word_soup(words, today):
+@_seeded
+def test_time_word_soup_keeps_the_promises(words, today):
     query = "".join(words)
-    _check(find_time(query, today), query)
+    _check(find_time(query, today), query, today)
+
+
+def _readings(norm: str, today: datetime.date, rules) -> list[tuple]:
+    return [(hit.start, hit.end, hit.since, hit.until, hit.kind) for hit in timewords._find_hits(norm, today, rules)]
+
+
+@PROPERTY
+@given(st.one_of(_hostile(), st.text(max_size=200)), _TODAYS)
+@_seeded
+def test_the_rules_a_query_could_need_read_what_every_rule_reads(query, today):
+    norm = query.translate(timewords._FULLWIDTH)
+    every_rule = [(timewords._compiled(pattern), handler) for _, pattern, handler in timewords._RULES]
+    assert _readings(norm, today, timewords._rules_for(norm)) == _readings(norm, today, every_rule)
+
+
+@PROPERTY
+@given(_QUERIES, _TODAYS)
+@_seeded
+def test_a_search_reads_a_window_that_starts_by_its_end_or_refuses_it(query, today):
+    from memory_search.errors import UsageError
+    from memory_search.retrieval import SearchRequest, windowed
+
+    request = SearchRequest(query=query[:2_000], today=today)
+    found = find_time(request.query, today)
+    backwards = found is not None and None not in (found.since, found.until) and found.since > found.until
+    try:
+        timed = windowed(request)
+    except UsageError as refusal:
+        assert backwards and "\n" not in str(refusal) and "starts after it ends" in str(refusal)
+        return
+    assert not backwards
+    if timed is not None:
+        filters = timed[0].filters
+        assert filters.since is None or filters.until is None or filters.since <= filters.until
 
 
 @pytest.mark.parametrize(
@@ -363,14 +557,37 @@ def test_random_strings_never_raise():
 
 
 def test_importing_compiles_nothing():
-    """The patterns are compiled on the first call, not at import: a search without time words pays nothing."""
+    """The patterns are compiled on first use, not at import, and a query compiles only what it could need: one
+    without the makings of a time word compiles nothing, "may" the verb the look at the word before it, and
+    先週 the rule that reads it (with what joins and removes phrases)."""
     import subprocess
     import sys
 
     from conftest import ROOT
 
     code = (
-        "import datetime; from memory_search import timewords; assert timewords._compiled is None; "
-        "timewords.find_time('先週', datetime.date(2026, 12, 1)); assert timewords._compiled is not None"
+        "import datetime; from memory_search import timewords as t; today = datetime.date(2026, 12, 1); "
+        "assert not t._PATTERNS; "
+        "[t.find_time(q, today) for q in ('how do we tune the HNSW index', 'a holiday schedule', '日本語の月次資料')]; "
+        "assert not t._PATTERNS, t._PATTERNS; "
+        "t.find_time('this may help', today); assert list(t._PATTERNS) == [t._PREVIOUS_WORD], t._PATTERNS; "
+        "t.find_time('先週', today); assert 1 < len(t._PATTERNS) < 10, t._PATTERNS"
     )
     subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT / "src")}, check=True)
+
+
+def test_lookup_folds_exactly_the_letters_case_insensitive_matching_reads_as_ascii():
+    """Every character that (?i) matches to an ASCII letter is spelt as that letter for lookup, so a word a
+    pattern matched is always found ("laſt week" raised KeyError)."""
+    import re
+    import string
+    import sys
+
+    from memory_search.timewords import _fold
+
+    any_letter = re.compile("(?i)[a-z]")
+    read_as_ascii = {character: letter for character in map(chr, range(128, sys.maxunicode + 1))
+                     if any_letter.fullmatch(character)
+                     for letter in string.ascii_lowercase if re.fullmatch(f"(?i:{letter})", character)}
+    assert read_as_ascii  # ſ, ı, İ, K in the Pythons we know
+    assert {character: _fold(character) for character in read_as_ascii} == read_as_ascii

@@ -69,10 +69,40 @@ class Memories:
 
     def _run(self, request) -> list:
         early = self._embed_early(request)
-        searcher = self._searcher(request.mode, request.rerank)
-        if early is not None and early[0] is not searcher.embedder:
-            early = None  # the index was built with another model
-        return searcher.search(request, early[1] if early else None)
+
+        def search():
+            searcher = self._searcher(request.mode, request.rerank)
+            known = early if early is not None and early[0] is searcher.embedder else None  # else another model
+            return searcher.search(request, known[1] if known else None)
+
+        return self._reconnecting(search)
+
+    def _reconnecting(self, read):
+        """read(), again on a new connection when the one it used broke (the database restarted since it was
+        opened, or during the call): a read changes nothing, so it is safe to repeat once."""
+        try:
+            return read()
+        except Exception as error:
+            if not self._lost(error):
+                raise
+            if self.resources is not None:
+                self.resources.connections.lost(self._connection)
+            else:
+                self._connection.close()
+            self._connection = None
+        return read()
+
+    def _lost(self, error: Exception) -> bool:
+        """Whether the error is the connection's end: the server shut down, crashed or went away."""
+        connection = self._connection
+        if connection is None:
+            return False
+        if connection.closed or connection.broken:
+            return True
+        import psycopg
+
+        return isinstance(error, psycopg.OperationalError) and getattr(error, "sqlstate", None) in (
+            None, "57P01", "57P02", "57P03")  # no answer; admin_shutdown, crash_shutdown, cannot_connect_now
 
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:
@@ -80,7 +110,7 @@ class Memories:
         from .retrieval import SearchRequest
 
         request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
-        return self._searcher("semantic", False).similar(self.filename(path), request)
+        return self._reconnecting(lambda: self._searcher("semantic", False).similar(self.filename(path), request))
 
     def related(self, path: str, *, top: int = 10, filters: Filters | None = None) -> list:
         """What the memory at `path` links to, what links to it, and what is nearest in meaning
@@ -97,15 +127,22 @@ class Memories:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def read(self, path: str, start_line: int = 1, end_line: int | None = None):
-        """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names."""
+    def read(self, path: str, start_line: int = 1, end_line: int | None = None, limit: int | None = None):
+        """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names.
+        limit: the most characters returned (default reading.READ_LIMIT)."""
         from .errors import MemoryNotFound
-        from .reading import read
+        from .reading import READ_LIMIT, read
 
         if self.settings.remote:
             raise MemoryNotFound(f"the memories of this index are on another machine ({self.root}): read {path} there")
         require_directory(self.root, self.settings.missing_memories())
-        return read(self.root, str(path), start_line, end_line)
+        return read(self.root, str(path), start_line, end_line, limit or READ_LIMIT)
+
+    def document(self, path: str):
+        """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
+        from .document import document
+
+        return document(self, path)
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""
@@ -151,7 +188,14 @@ class Memories:
         """What the index holds and how far it is behind the directory: what stats.py prints."""
         from .status import index_status
 
-        return index_status(self.connection, self.settings)
+        return self._reconnecting(lambda: index_status(self.connection, self.settings))
+
+    def progress(self) -> dict:
+        """Whether an indexer is at work on the index now and how far it got, and when the last run ended:
+        {"building", "progress", "last_indexed_at"} (run_progress.py); a cheap look, for polling."""
+        from .status import index_progress
+
+        return index_progress(self.connection, self.settings)
 
     def verify(self):
         """Check every file, chunk, posting, frequency, vector and count against the directory
@@ -191,12 +235,13 @@ class Memories:
                                                                                                wait=wait)
 
     def watch(self, *, include=None, exclude=None, on_run=lambda stats: None, progress=None,
-              should_stop=lambda: False) -> None:
-        """Index now, then again whenever the directory changes, until should_stop() is true."""
+              should_stop=lambda: False, on_problem=None) -> None:
+        """Index now, then again whenever the directory changes, until should_stop() is true. A directory that
+        goes away or out of reach meanwhile is told to on_problem (raised without one) and watched until back."""
         from .indexer import watch
 
         watch(self.settings, include, exclude, on_run=on_run, progress=progress, should_stop=should_stop,
-              embedders=self.embedders)
+              embedders=self.embedders, on_problem=on_problem)
 
     # --- resources -----------------------------------------------------------------------------
 
@@ -240,10 +285,10 @@ class Memories:
         overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
         from .embedding import choose_spec, provider
         from .errors import MemorySearchError
-        from .retrieval import MAX_QUERY_CHARS, Background
+        from .retrieval import Background
 
-        query = request.query
-        if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+        query = request.query  # no longer than the limit: a SearchRequest cannot be
+        if not isinstance(query, str) or not query.strip():
             return None
         if request.mode == "keyword":
             return None

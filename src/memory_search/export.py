@@ -53,9 +53,21 @@ def chunks(conn, root: Path, filters: Filters | None = None, with_vectors: bool 
 
 
 def write(items: Iterator[dict], output_format: str, stream) -> int:
-    """Write the items to a text stream in the format; returns how many were written."""
+    """Write the items to a text stream in the format, flushed; returns how many were written. Raises
+    MemorySearchError when the stream cannot be written (a full disk)."""
     if output_format not in FORMATS:
         raise UsageError(f"unknown format {output_format!r}: use {', '.join(FORMATS)}")
+    try:
+        count = _write(items, output_format, stream)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise MemorySearchError(f"cannot write the export ({error.strerror or first_line(error)})") from None
+    return count
+
+
+def _write(items: Iterator[dict], output_format: str, stream) -> int:
     count = 0
     if output_format == "jsonl":
         for item in items:
@@ -123,13 +135,16 @@ def write_file(items: Iterator[dict], output_format: str, output: str) -> int:
         raise MemorySearchError(f"cannot write {target} ({first_line(error)})") from None
     try:
         with os.fdopen(handle, "w", encoding=encoding, newline=newline) as stream:
-            count = write(items, output_format, stream)
+            count = _write(items, output_format, stream)
+            stream.flush()
+            os.fsync(stream.fileno())  # on disk before it takes the old file's place
         if status is not None:
             os.chmod(temporary, stat.S_IMODE(status.st_mode))  # the file it replaces kept its mode
         os.replace(temporary, target)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
-        raise MemorySearchError(f"cannot write {target} ({first_line(error)})") from None
+        raise MemorySearchError(f"cannot write {target} ({error.strerror or first_line(error)}); nothing was "
+                                "written there") from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -13,10 +13,12 @@ from . import ingest
 from .config import Settings
 from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder
-from .errors import DatabaseUnavailable, IndexBusy, first_line
+from .errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
 from .hints import command
-from .memories import BadMemory, MemoryFile, Skipped, discover, read_memory, require_directory
+from .memories import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discover, out_of_reach, read_memory,
+                       require_directory)
 from .records import record_date
+from .run_progress import RunProgress
 from .schema import ManagedTables, check_versions, read_meta
 
 REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
@@ -36,6 +38,7 @@ class IndexStats:
     embedded: int = 0  # texts sent to the model
     cached: int = 0  # texts whose embedding came from the cache
     failures: list[dict] = field(default_factory=list)
+    unreachable: int = 0  # indexed files that could not be reached this time: kept in the index as they were
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -51,10 +54,17 @@ class Plan:
     deleted: list[str] = field(default_factory=list)
     bad: list[Skipped] = field(default_factory=list)
     indexed: dict[str, writer.FileState] = field(default_factory=dict)  # what the index held
+    # Indexed files not found where nothing could be looked at (a folder that cannot be listed): (relpath, why);
+    # they stay in the index as they are.
+    unreachable: list[tuple[str, str]] = field(default_factory=list)
 
 
-def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState]) -> Plan:
-    """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later."""
+def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root: Path | None = None,
+            skipped: list[Skipped] = ()) -> Plan:
+    """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later.
+
+    An indexed file that was not found is deleted only when its folder was listed: one in a folder that
+    could not be listed, or that could not be looked at itself, is unreachable, and kept."""
     plan = Plan()
     for memory_file in found:
         known = indexed.get(memory_file.path)
@@ -65,8 +75,28 @@ def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState]) -> Pl
         else:
             plan.changed.append(memory_file)
     seen = {memory_file.path for memory_file in found}
-    plan.deleted = sorted(path for path in indexed if path not in seen)
+    reach = out_of_reach(root, skipped) if root is not None else (lambda path: None)
+    for path in sorted(indexed):
+        if path in seen:
+            continue
+        where = reach(path)
+        if where is None:
+            plan.deleted.append(path)
+            continue
+        relpath = Path(path).relative_to(root).as_posix()
+        if relpath != where.relpath:  # a file in a folder that could not be listed; the folder is listed apart
+            plan.unreachable.append((relpath, f"its folder {where.relpath} cannot be listed ({where.unreachable})"))
+        else:
+            plan.unreachable.append((relpath, where.reason))
     return plan
+
+
+class RebuildWouldLose(MemorySearchError):
+    """A rebuild met an indexed file it cannot read now: swapping in the new index would lose it."""
+
+    def __init__(self, relpath: str, reason: str):
+        super().__init__(f"cannot rebuild the index now: {relpath}: {reason}; the index is left as it is, "
+                         "rebuild once every file can be read")
 
 
 class Indexer:
@@ -83,11 +113,20 @@ class Indexer:
         self.root = settings.memories_root
         self.include = None if include is None else tuple(include)
         self.exclude = None if exclude is None else tuple(exclude)
-        self.progress = progress
+        self.progress = progress  # a terminal's progress bar, or None
+        self._run: RunProgress | None = None  # the progress of the run under way, recorded in the index
         self.live = self.tables = ManagedTables.of(self.root)
+        self._indexed: dict[str, writer.FileState] = {}  # what the index held when this run began
 
     def _check_root(self):
         require_directory(self.root, self.settings.missing_memories())
+
+    def _where_data(self) -> str:
+        if self.settings.database_url:
+            return ""
+        from .database import EmbeddedServer
+
+        return f" ({EmbeddedServer(self.settings.data_dir).pgdata})"
 
     def selection(self, conn) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(include, exclude) for this run: the given ones, else those the index remembers."""
@@ -101,7 +140,7 @@ class Indexer:
         include, exclude = self.selection(conn)
         found, bad = discover(self.root, include, exclude)
         indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
-        plan = compare(found, indexed)
+        plan = compare(found, indexed, self.root, bad)
         plan.bad, plan.indexed = bad, indexed
         return plan
 
@@ -110,9 +149,9 @@ class Indexer:
         searches see the old index whole until then."""
         import psycopg
 
-        self._check_root()
         started = time.monotonic()
         try:
+            self._check_root()
             with connect(self.settings, read_only=False) as conn:
                 self._lock(conn, wait)
                 include, exclude = self.selection(conn)
@@ -121,7 +160,13 @@ class Indexer:
                     writer.drop_schema(conn, self.tables)  # what an interrupted rebuild left
                 spec = self._prepare(conn, rebuild)
                 writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
-                stats = self._update(conn, spec)
+                # Recorded where readers of the index look: the live index, even while a rebuild fills another.
+                self._run = RunProgress(conn, self.live if read_meta(conn, self.live) else self.tables, self.progress)
+                try:
+                    stats = self._update(conn, spec)
+                except RebuildWouldLose:
+                    writer.drop_schema(conn, self.tables)
+                    raise
                 writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
                 # An index written before the statistics gained the per-script means gets them once.
                 if (stats.success or stats.deleted or stats.failed or rebuild
@@ -129,12 +174,20 @@ class Indexer:
                     ingest.finish(conn, self.tables, spec, self._say)
                 if rebuild:
                     writer.swap(conn, self.tables, self.live)
+        except MemoriesMissing as error:  # the directory went away or out of reach during the run
+            raise type(error)(f"{error}; the index keeps every memory it holds") from None
+        except psycopg.errors.DiskFull as error:
+            raise MemorySearchError(
+                f"the database's disk is full ({first_line(error)}): free space where PostgreSQL keeps its data"
+                f"{self._where_data()} and rerun `{command('index')}`; every file written so far is kept") from None
         except psycopg.OperationalError as error:
             raise DatabaseUnavailable(
                 f"lost the connection to PostgreSQL while indexing ({first_line(error)}): start it again and "
                 f"rerun `{command('index')}`; every file written so far is kept") from None
         finally:
-            self.tables = self.live
+            if self._run is not None:
+                self._run.clear()
+            self.tables, self._run = self.live, None
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 
@@ -166,11 +219,22 @@ class Indexer:
 
     def _update(self, conn, spec: ModelSpec) -> IndexStats:
         plan = self.plan(conn)
+        self._indexed = plan.indexed
+        if self.tables is not self.live:  # a rebuild starts empty: what it cannot reach would be lost at the swap
+            self._indexed = writer.indexed_files(conn, self.live) if read_meta(conn, self.live) else {}
+            lost = compare([], self._indexed, self.root, plan.bad).unreachable
+            if lost:
+                raise RebuildWouldLose(*lost[0])
         stats = IndexStats(total=len(plan.new) + len(plan.changed) + len(plan.unchanged))
         stats.skipped = len(plan.unchanged)
         for bad in plan.bad:
             stats.failed += 1
             stats.failures.append({"path": bad.relpath, "reason": bad.reason})
+        for relpath, reason in plan.unreachable:
+            stats.unreachable += 1
+            if not any(bad.relpath == relpath for bad in plan.bad):
+                stats.failed += 1
+                stats.failures.append({"path": relpath, "reason": f"{reason}; kept in the index as it was"})
         writer.delete_files(conn, self.tables, plan.deleted)
         stats.deleted = len(plan.deleted)
 
@@ -179,10 +243,10 @@ class Indexer:
         # phase leaves whole files behind, and the next run carries on where it stopped.
         indexed = plan.indexed
         todo = _newest_first(plan.new + plan.changed)
-        if self.progress:
-            self.progress.start(len(todo))
+        self._run.start(len(todo))
         batch: list[ingest.Prepared] = []
         for memory_file in todo:
+            self._run.reading(memory_file.relpath)
             item = self._read(conn, memory_file, stats)
             if item is None:
                 self._advance(0)
@@ -199,12 +263,11 @@ class Indexer:
                 batch = []
         if batch:
             self._write(conn, spec, batch, stats)
-        if self.progress:
-            self.progress.finish()
+        self._run.finish()
         if writer.count_pending(conn, self.tables):
             embedder = self.embedder or (self.embedders.get(spec, self.settings) if self.embedders is not None
                                          else make_embedder(spec, self.settings))
-            done = ingest.embed_pending(conn, self.tables, spec, embedder, self.progress)
+            done = ingest.embed_pending(conn, self.tables, spec, embedder, self._run)
             stats.embedded += done.embedded
             stats.cached += done.cached
         return stats
@@ -215,11 +278,30 @@ class Indexer:
             memory, text = read_memory(memory_file)
             state = writer.FileState(ingest.content_hash(text), memory_file.size, memory_file.mtime_ns)
             return ingest.prepare(memory, state)
+        except UnreadableMemory as error:
+            self._unreadable(conn, memory_file, error, stats)
         except BadMemory as reason:
             self._skip(conn, memory_file, str(reason), stats)
         except Exception as error:  # one file never stops a run
             self._skip(conn, memory_file, f"could not be read ({type(error).__name__}: {first_line(error)})", stats)
         return None
+
+    def _unreadable(self, conn, memory_file: MemoryFile, error: UnreadableMemory, stats: IndexStats) -> None:
+        """A file the system would not let us read: gone when it no longer exists (and the directory still
+        does); otherwise out of reach for now, so what the index holds of it stays, and the next run tries again."""
+        if error.gone:
+            require_directory(self.root, self.settings.missing_memories())  # not a directory that went away
+            if memory_file.path in self._indexed and self.tables is self.live:
+                writer.delete_files(conn, self.tables, [memory_file.path])
+                stats.deleted += 1
+            return
+        known = memory_file.path in self._indexed
+        if known and self.tables is not self.live:
+            raise RebuildWouldLose(memory_file.relpath, str(error))
+        stats.failed += 1
+        stats.unreachable += known
+        stats.failures.append({"path": memory_file.relpath, "reason": f"{error}; " + (
+            "kept in the index as it was" if known else "indexed once it can be read")})
 
     def _skip(self, conn, memory_file: MemoryFile, reason: str, stats: IndexStats) -> None:
         reason = reason.replace("\x00", "")
@@ -242,11 +324,13 @@ class Indexer:
             self._advance(len(item.rows))
 
     def _advance(self, chunks: int) -> None:
-        if self.progress:
-            self.progress.advance(1, chunks)
+        if self._run:
+            self._run.advance(1, chunks)
 
     def _say(self, message: str) -> None:
-        if self.progress:
+        if self._run:
+            self._run.note(message)
+        elif self.progress:
             self.progress.note(message)
 
 
@@ -260,27 +344,43 @@ def _newest_first(files: list[MemoryFile]) -> list[MemoryFile]:
 
 
 def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0, settle: float = 1.5,
-          on_run=None, progress=None, should_stop=lambda: False, embedders=None) -> None:
-    """Re-index whenever the directory changes, once it has been quiet for `settle` seconds."""
+          on_run=None, progress=None, should_stop=lambda: False, embedders=None, on_problem=None) -> None:
+    """Re-index whenever the directory changes, once it has been quiet for `settle` seconds.
+
+    A directory missing or unreadable at the start raises; one that goes away or out of reach later (an
+    unmounted disk) leaves the index as it is, is reported to on_problem (raised when there is none), and is
+    watched until it is back."""
     indexer = Indexer(settings, include, exclude, progress, embedders=embedders)
     include, exclude = include or (), exclude or ()
-    last = _signature(Path(settings.memories_root), include, exclude)  # before the run: no change slips by
+    root = Path(settings.memories_root)
+    indexer._check_root()
+    last = _signature(root, include, exclude)  # before the run: no change slips by
     on_run(indexer.run())
     while not should_stop():
         time.sleep(interval)
-        current = _signature(Path(settings.memories_root), include, exclude)
+        current = _signature(root, include, exclude)
         if current == last:
             continue
         while True:  # debounce: wait until a burst of writes is over
             time.sleep(settle)
-            settled = _signature(Path(settings.memories_root), include, exclude)
+            settled = _signature(root, include, exclude)
             if settled == current:
                 break
             current = settled
-        on_run(indexer.run())
+        try:
+            on_run(indexer.run())
+        except MemoriesMissing as error:
+            if on_problem is None:
+                raise
+            on_problem(str(error))
         last = current
 
 
-def _signature(root: Path, include, exclude) -> frozenset:
-    found, _ = discover(root, include, exclude)
-    return frozenset((item.path, item.size, item.mtime_ns) for item in found)
+def _signature(root: Path, include, exclude) -> frozenset | str:
+    """What the files look like (path, size, time), or why the directory cannot be looked at."""
+    try:
+        found, skipped = discover(root, include, exclude)
+    except MemoriesMissing as error:
+        return str(error)
+    return frozenset([(item.path, item.size, item.mtime_ns) for item in found]
+                     + [(item.relpath, item.reason) for item in skipped])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import math
 import os
 import re
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from .errors import MemoriesMissing, first_line
+from .errors import MemoriesMissing, MemoriesUnreachable, first_line
 from .records import Record, make_record
 
 # What the original's CocoIndex flow left out of the index.
@@ -29,15 +30,40 @@ _FRONTMATTER = re.compile(r"\A-{3,}[ \t]*\r?\n(.*?\r?\n)?-{3,}[ \t]*(?:\r?\n|\Z)
 
 
 def require_directory(root: Path, message: str | None = None) -> Path:
-    """The memories directory, or MemoriesMissing saying how to point at it (`message`, the settings')."""
-    if not root.is_dir():
+    """The memories directory, or MemoriesMissing saying how to point at it (`message`, the settings'), or
+    MemoriesUnreachable when it cannot be looked at right now."""
+    try:
+        is_folder = stat_module.S_ISDIR(os.stat(root).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        is_folder = False
+    except OSError as error:
+        raise unreachable_root(root, error) from None
+    if not is_folder:
         raise MemoriesMissing(message or f"memories directory {root} not found: set MEMORIES_DIR to your memories "
                                          "folder")
     return root
 
 
+def unreachable_root(root: Path, error: OSError) -> MemoriesUnreachable:
+    return MemoriesUnreachable(f"the memories directory {root} cannot be read ({error.strerror or error}): check "
+                               "its permissions, and that its disk or network share is mounted")
+
+
 class BadMemory(Exception):
     """A file that cannot be indexed; the message is the reason."""
+
+
+class UnreadableMemory(BadMemory):
+    """A file that could not be opened or read just now (permissions, an I/O error): unlike a bad one, it
+    may be fine. `errno` tells a file that is gone (ENOENT) from one out of reach."""
+
+    def __init__(self, error: OSError):
+        self.errno = error.errno
+        super().__init__(f"unreadable ({error.strerror or error})")
+
+    @property
+    def gone(self) -> bool:
+        return self.errno in (errno.ENOENT, errno.ENOTDIR)
 
 
 def relative_path(path: str | os.PathLike, root: Path) -> PurePosixPath | None:
@@ -141,21 +167,39 @@ class MemoryFile:
 class Skipped:
     relpath: str
     reason: str
+    unreachable: str | None = None  # the system's reason when it could not be looked at just now: it may be there
+
+
+GONE = (errno.ENOENT, errno.ENOTDIR)  # what a folder or file that is no longer there answers
 
 
 def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list[Skipped]]:
-    """Every *.md file under root that counts as a memory, and what was left out and why."""
+    """Every *.md file under root that counts as a memory, and what was left out and why.
+
+    A folder that cannot be listed or a file that cannot be looked at (permissions, an I/O error, a dropped
+    mount) is left out with `unreachable` set: what lies there is unknown, not gone. Raises MemoriesMissing
+    or MemoriesUnreachable when the root itself cannot be listed, or went away during the walk."""
     excludes = DEFAULT_EXCLUDES + tuple(exclude)
     real_root = root.resolve()
     found: list[MemoryFile] = []
     skipped: list[Skipped] = []
     stack = [root]
+    vanished = False  # something listed went away during the walk: the root is checked again at the end
     while stack:
         folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError as error:
-            skipped.append(Skipped(printable(_rel(folder, root)), f"unreadable folder ({error.strerror})"))
+            if folder is root:
+                if error.errno in GONE:
+                    raise MemoriesMissing(f"memories directory {root} not found (it went away while it was "
+                                          "read)") from None
+                raise unreachable_root(root, error) from None
+            if error.errno in GONE:  # listed in its parent a moment ago, and gone since
+                vanished = True
+                continue
+            reason = error.strerror or str(error)
+            skipped.append(Skipped(printable(_rel(folder, root)), f"folder cannot be listed ({reason})", reason))
             continue
         for entry in entries:
             rel = _rel(entry.path, root)
@@ -190,11 +234,41 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
                     continue
                 stat = entry.stat()
             except OSError as error:
-                skipped.append(Skipped(rel, f"unreadable ({error.strerror})"))
+                if error.errno in GONE:  # deleted between the listing and this look at it
+                    vanished = True
+                    continue
+                reason = error.strerror or str(error)
+                skipped.append(Skipped(rel, f"cannot be looked at ({reason})", reason))
                 continue
             found.append(MemoryFile(os.path.abspath(entry.path), rel, stat.st_size, stat.st_mtime_ns))
+    if vanished:  # a root that went away (an unmounted disk) is not a directory whose memories were all deleted
+        try:
+            os.listdir(root)
+        except OSError as error:
+            if error.errno in GONE:
+                raise MemoriesMissing(f"memories directory {root} not found (it went away while it was read)") \
+                    from None
+            raise unreachable_root(root, error) from None
     found.sort(key=lambda memory_file: memory_file.relpath)
     return found, skipped
+
+
+def out_of_reach(root: Path, skipped: list[Skipped]):
+    """A function telling, for an absolute path under root, the unreachable Skipped it lies in or is (None when
+    its folder was listed: a file not found there is gone)."""
+    unreachable = {os.path.join(str(root), item.relpath): item for item in skipped if item.unreachable}
+    top = str(root)
+
+    def lookup(path: str) -> Skipped | None:
+        if not unreachable:
+            return None
+        while len(path) > len(top):
+            if path in unreachable:
+                return unreachable[path]
+            path = os.path.dirname(path)
+        return None
+
+    return lookup
 
 
 def _rel(path, root: Path) -> str:
@@ -230,11 +304,11 @@ def read_memory(memory_file: MemoryFile) -> tuple[Memory, str]:
 
 def read_bytes(path: str, limit: int) -> bytes:
     """At most `limit` bytes of a regular file; anything else (a FIFO, a device) is refused without
-    blocking. Raises BadMemory."""
+    blocking. Raises BadMemory, UnreadableMemory when the system refused to open or read it."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as error:
-        raise BadMemory(f"unreadable ({error.strerror})") from None
+        raise UnreadableMemory(error) from None
     try:
         if not stat_module.S_ISREG(os.fstat(handle).st_mode):
             raise BadMemory("not a regular file")
@@ -247,7 +321,7 @@ def read_bytes(path: str, limit: int) -> bytes:
             size += len(chunk)
         return b"".join(chunks)
     except OSError as error:
-        raise BadMemory(f"unreadable ({error.strerror})") from None
+        raise UnreadableMemory(error) from None
     finally:
         os.close(handle)
 

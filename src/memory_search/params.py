@@ -19,6 +19,7 @@ from .recent import RECENT_KINDS
 
 MODES = ("hybrid", "semantic", "keyword")
 MAX_TOP = 100
+MAX_DATE_CHARS = 100  # a date's text (2026-11-20, 先週, the day before yesterday) is short; longer is no date
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class Parameter:
         if kind == "date":
             if isinstance(raw, dt.date):
                 return raw
+            if isinstance(raw, str) and len(raw) > MAX_DATE_CHARS:
+                raise ParameterError(self.name, f"{P} is {len(raw):,} characters long, not a date: use YYYY-MM-DD")
             if isinstance(raw, str):
                 try:
                     return dt.date.fromisoformat(raw)
@@ -163,7 +166,7 @@ def _text(name: str, value: str) -> str:
 
 PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
     Parameter("query", "text", "what to look for",
-              "What to look for: a question or keywords, Japanese or English."),
+              "What to look for: a question or keywords, Japanese or English, up to 2,000 characters."),
     Parameter("top", "integer", "how many files (after dedupe) to return, 1..100",
               "How many files to return, best first (default 10; 3-5 saves context).",
               minimum=1, maximum=MAX_TOP, default=10),
@@ -223,6 +226,10 @@ def check(values: Mapping[str, object], names=None) -> dict:
         parameter = PARAMETERS[name]
         raw = values.get(name)
         checked[name] = parameter.default if raw is None else parameter.value(raw)
+    since, until = checked.get("since"), checked.get("until")
+    if since is not None and until is not None and since > until:
+        raise ParameterError("since", f"{P} {since.isoformat()} is after the until date {until.isoformat()}: "
+                                      "no day is in between")
     return checked
 
 

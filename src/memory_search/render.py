@@ -140,7 +140,9 @@ def stats_text(stats) -> str:
     """The one-screen summary of an index run."""
     lines = [
         f"indexed {stats.success} file(s), {stats.chunks} chunk(s); unchanged {stats.skipped}; "
-        f"deleted {stats.deleted}; failed {stats.failed}  ({stats.duration_secs:.1f} s)",
+        f"deleted {stats.deleted}; failed {stats.failed}"
+        + (f" ({stats.unreachable} out of reach, kept as they were)" if stats.unreachable else "")
+        + f"  ({stats.duration_secs:.1f} s)",
         f"embedded {stats.embedded} text(s), {stats.cached} from the cache",
     ]
     for failure in stats.failures[:20]:
@@ -160,7 +162,7 @@ def status_text(status: dict) -> str:
         f"  {status['files']} files, {status['chunks']} chunks, {status['index_bytes'] / 1048576:.1f} MB",
         f"  model {status['model']['provider']}/{status['model']['model']} ({status['model']['dimension']} dimensions)",
         f"  last indexed {status['last_indexed_at'] or 'never'}"
-        + ("; an indexer is running now" if status.get("building") else ""),
+        + ("; an indexer is running now" + _progress_text(status.get("progress")) if status.get("building") else ""),
     ]
     for group in status["by_kind_and_status"]:
         lines.append(f"  {group['kind']:<8} {group['status']:<11} {group['files']:>6} files "
@@ -169,18 +171,31 @@ def status_text(status: dict) -> str:
     if links is not None:
         lines.append(f"  links {links['links']}: {links['resolved']} resolved, {links['unresolved']} unresolved"
                      + (f" ({links['ambiguous']} ambiguous)" if links["ambiguous"] else ""))
-    pending = status["pending"]
+    pending, waiting = status["pending"], status.get("waiting_for_embeddings") or 0
+    if waiting:
+        lines.append(f"  {waiting} chunk(s) wait for their embeddings: found by keyword, not yet by meaning"
+                     + ("; the running indexer embeds them" if status.get("building")
+                        else f"; run `{command('index')}` to embed them"))
     if pending is None:
         lines.append("  the memories are on another machine: their indexer keeps the index up to date")
     else:
         behind = pending["new"] + pending["changed"] + pending["deleted"]
         lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
-                     + (f"; run `{command('index')}` to catch up" if behind else "; up to date"))
+                     + (f"; run `{command('index')}` to catch up" if behind
+                        else "; embeddings still to compute" if waiting else "; up to date"))
     for item in status["unreadable"][:10]:
         lines.append(f"  unreadable {_line(item['path'])}: {_line(item['reason'])}")
     if len(status["unreadable"]) > 10:
         lines.append(f"  ... and {len(status['unreadable']) - 10} more unreadable (see --json)")
     return "\n".join(lines)
+
+
+def _progress_text(progress: dict | None) -> str:
+    """`: files 12/40` or `: embeddings 300/900`, from run_progress's record."""
+    if not progress:
+        return ""
+    counts = progress.get(progress.get("phase")) or {}
+    return f": {progress.get('phase')} {counts.get('done', 0)}/{counts.get('total', 0)}"
 
 
 # --- related memories ------------------------------------------------------------------------------

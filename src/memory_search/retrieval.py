@@ -39,6 +39,20 @@ class SearchRequest:
     time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
     today: dt.date | None = None  # what time words count from; None: the local date
 
+    def __post_init__(self) -> None:
+        # Where every face's search is accepted, so that a query over the limit costs nothing before its
+        # refusal (no time words read, no connection, no model), and the refusal quotes it as it was sent.
+        check_query_length(self.query)
+
+
+def check_query_length(query) -> None:
+    """UsageError when the query is longer than MAX_QUERY_CHARS, quoting its length as sent. A SearchRequest
+    cannot be made of such a query; a face that spends something on a query before its request (an embedding
+    service of its host) checks it first."""
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        raise UsageError(f"the query is {len(query):,} characters long: keep it to {MAX_QUERY_CHARS:,} "
+                         "(the model reads about 500 tokens)")
+
 
 @dataclass(frozen=True)
 class Window:
@@ -77,7 +91,8 @@ def search_in_time(request: SearchRequest, run) -> Hits:
 
 def windowed(request: SearchRequest) -> tuple[SearchRequest, Window] | None:
     """The request restricted to the dates its time words name, with the words taken out of the text the legs
-    search; None when it names no date, reads none (time off), or gives its own dates (they win)."""
+    search; None when it names no date, reads none (time off), or gives its own dates (they win). UsageError
+    when the window they name starts after it ends ("since 2030", "after today")."""
     if not request.time or request.filters.since or request.filters.until:
         return None
     from .timewords import find_time
@@ -85,6 +100,10 @@ def windowed(request: SearchRequest) -> tuple[SearchRequest, Window] | None:
     found = find_time(request.query, request.today or dt.date.today())
     if found is None:
         return None
+    if found.since is not None and found.until is not None and found.since > found.until:
+        words = " / ".join(found.phrases)
+        raise UsageError(f"the time words {words!r} name {found.since.isoformat()}..{found.until.isoformat()}, "
+                         "which starts after it ends: name dates up to today, or search without reading time words")
     filters = replace(request.filters, since=found.since, until=found.until)
     # Only time words ("昨日", "last week"): the words stay, as the text the legs search.
     return replace(request, query=found.text or request.query, filters=filters), Window(found.since, found.until,
@@ -154,9 +173,6 @@ class Searcher:
         """embedding: the query's vector, already being computed (Memories starts the local model early)."""
         if not require_text(request.query, "the query").strip():
             raise UsageError("the query is empty: give a few words to search for")
-        if len(request.query) > MAX_QUERY_CHARS:
-            raise UsageError(f"the query is {len(request.query):,} characters long: keep it under "
-                             f"{MAX_QUERY_CHARS:,} (the model reads about 500 tokens)")
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = first_keyword = None

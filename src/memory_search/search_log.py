@@ -53,12 +53,26 @@ def append(path: Path, memories_root: Path, item: dict) -> str | None:
             return f"the search log {target} is not a regular file of yours: not written (remove it)"
         if stat.S_IMODE(status.st_mode) & 0o077:
             os.fchmod(descriptor, 0o600)  # queries are private
-        os.write(descriptor, line)  # one write of one line: concurrent searches do not interleave
+        written = os.write(descriptor, line)  # one write of one line: concurrent searches do not interleave
+        if written < len(line):  # a full disk took part of it
+            _take_back(descriptor, written)
+            return f"cannot write the search log {target} (the disk is full); the search itself worked"
     except OSError as error:
         return f"cannot write the search log {target} ({error.strerror}); the search itself worked"
     finally:
         os.close(descriptor)
     return None
+
+
+def _take_back(descriptor: int, written: int) -> None:
+    """Remove the part of a line just appended, so the next line does not join a torn one (unless another
+    search appended after it meanwhile: its line is not ours to cut)."""
+    try:
+        end = os.fstat(descriptor).st_size
+        if written and os.lseek(descriptor, 0, os.SEEK_CUR) == end:
+            os.ftruncate(descriptor, end - written)
+    except OSError:
+        pass
 
 
 def _private_folder(folder: Path) -> str | None:

@@ -34,3 +34,19 @@ def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) ->
     if len(joined) > limit:
         joined = joined[: limit - 1].rstrip() + "…"
     return joined
+
+
+def marks(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the words of `text` that the query's words match stand in it: (start, end) character offsets,
+    in order, not overlapping; the same tokens as the keyword search (a stem, a Japanese word's normal form)."""
+    from .tokens import token_spans, tokenize
+
+    wanted = set(tokenize(query))
+    found: list[tuple[int, int]] = []
+    for start, end, token in token_spans(text):
+        if token in wanted:
+            if found and start <= found[-1][1]:
+                found[-1] = (found[-1][0], max(end, found[-1][1]))
+            else:
+                found.append((start, end))
+    return found

@@ -4,8 +4,10 @@
     TimeWindow(since=datetime.date(2026, 11, 23), until=datetime.date(2026, 11, 29), \
 phrases=('先週',), text='リリース手順の打ち合わせで何を決めた?')
 
-Standard library only. It runs on every search, so importing it compiles nothing: the
-patterns are compiled on the first call. Every rule and decision is described in references/time-words.md.
+Standard library only. It runs on every search, so importing it compiles nothing, and a query compiles
+only what it could need: one small scan finds the words and characters that time words are made of (先週
+holds 週, "last week" holds "week"), and only the rules those can start are compiled (each once per process)
+and run. Every rule and decision is described in references/time-words.md.
 """
 
 from __future__ import annotations
@@ -28,27 +30,45 @@ class TimeWindow:
 
 
 def find_time(query: str, today: datetime.date) -> TimeWindow | None:
-    """The date window a query's time words name, or None when it names none."""
-    if not isinstance(query, str) or not query:
+    """The date window a query's time words name, or None when it names none. Never raises: any text is a query.
+
+    The window is what the words say, even when it starts after it ends ("since 2030", "after today"):
+    the caller decides what such a window means."""
+    read = _read(query, today)
+    if read is None:
         return None
-    rules = _rules()
-    # Full-width digits and separators become ASCII one for one, so offsets in `norm`
-    # are offsets in `query` and phrases can be cut from the query as written.
-    norm = query.translate(_FULLWIDTH)
-    if not rules.could_hold_time.search(norm):
-        return None  # most queries: one quick scan instead of every rule
-    hits = _find_hits(norm, today, rules)
-    if not hits:
-        return None
-    windows = _combine(hits, norm, today, rules)
+    windows, cuts = read
     sinces = [w.since for w in windows]
     untils = [w.until for w in windows]
     return TimeWindow(
         since=None if None in sinces else min(sinces),
         until=None if None in untils else max(untils),
         phrases=tuple(query[w.start : w.end] for w in windows),
-        text=_remove(query, [_with_glue(w.start, w.end, norm, rules) for w in windows], norm, rules),
+        text=_remove(query, cuts),
     )
+
+
+# A query in which more than this many expressions look like dates (a pasted log, a list of dates) names
+# no window: it is searched as text. It bounds the work of a query of any length.
+MAX_CANDIDATES = 64
+
+
+def _read(query, today: datetime.date) -> tuple[list[_Hit], list[tuple[int, int]]] | None:
+    """The query's phrases (each a _Hit, in order) and the spans the text loses (each phrase with its glue,
+    phrases next to each other joined), or None when it names no time."""
+    if not isinstance(query, str) or not query:
+        return None
+    # Full-width digits and separators become ASCII one for one, so offsets in `norm`
+    # are offsets in `query` and phrases can be cut from the query as written.
+    norm = query.translate(_FULLWIDTH)
+    rules = _rules_for(norm)
+    if not rules:
+        return None  # most queries: one small scan, no rule compiled or run
+    hits = _find_hits(norm, today, rules)
+    if not hits:
+        return None
+    windows = _combine(hits, norm, today)
+    return windows, _cuts([_with_glue(w.start, w.end, norm) for w in windows], norm)
 
 
 # --------------------------------------------------------------------------- dates
@@ -58,6 +78,22 @@ _ONE_DAY = datetime.timedelta(days=1)
 
 def _days(n: int) -> datetime.timedelta:
     return datetime.timedelta(days=n)
+
+
+class _NoSuchDay(ValueError):
+    """A month 1..12 and a day 1..31 that the calendar does not have (2025-02-29, 4/31): not a time word,
+    and no part of what it was written with is read either (2025年 in 2025年2月29日)."""
+
+
+def _date(year: int, month: int, day: int) -> datetime.date:
+    """The date, or _NoSuchDay when only the calendar forbids it, or ValueError when it is no date at all
+    (month 13, day 32: then the numbers were not a date, and the words around them may still be)."""
+    try:
+        return datetime.date(year, month, day)
+    except ValueError:
+        if 1 <= year <= 9999 and 1 <= month <= 12 and 1 <= day <= 31:
+            raise _NoSuchDay(f"no {year}-{month:02d}-{day:02d}") from None
+        raise
 
 
 def _monday(day: datetime.date) -> datetime.date:
@@ -97,7 +133,9 @@ def _recent_day(today: datetime.date, month: int, day: int) -> datetime.date:
             return datetime.date(y, month, day)
         except ValueError:  # 2/29 in a common year, or 4/31 that never exists
             continue
-    raise ValueError("no such day")
+    if 1 <= month <= 12 and 1 <= day <= 31:
+        raise _NoSuchDay(f"no {month}/{day}")  # 2/30, 4/31
+    raise ValueError(f"no {month}/{day}")  # 13/5, 11/32
 
 
 def _weekday_on_or_before(today: datetime.date, weekday: int) -> datetime.date:
@@ -125,9 +163,20 @@ _ENGLISH_NUMBER = {
 _ENGLISH_NUMBER.update(a=1, an=1)
 
 
+# The letters that Unicode case-insensitive matching reads as ASCII ones: (?i:s) matches ſ, (?i:k) the Kelvin
+# sign, (?i:i) ı and İ. A word the patterns matched is looked up by its ASCII spelling ("laſt week").
+_ASCII_FOLD = str.maketrans({"\u017f": "s", "\u212a": "k", "\u0131": "i", "\u0130": "i"})
+
+
+def _fold(word: str) -> str:
+    """An English word or phrase as the patterns matched it, spelt for lookup: lowercase ASCII letters,
+    any run of whitespace as one space ("Laſt\u3000Week" -> "last week")."""
+    return " ".join(word.translate(_ASCII_FOLD).lower().split())
+
+
 def _number(word: str) -> int:
     """'12', '十二', 'twelve', 'a couple of' -> int."""
-    word = word.lower()
+    word = _fold(word)
     if word.isascii() and word.isdigit():
         return int(word)
     if "couple" in word:
@@ -164,11 +213,11 @@ def _weekday(word: str) -> int:
     """'金' or 'Friday' or 'fri' -> 4 (Monday is 0, as in date.weekday())."""
     if len(word) == 1:
         return _WEEKDAYS_JA.index(word)
-    return [d[:3] for d in _WEEKDAYS_EN].index(word[:3].lower())
+    return [d[:3] for d in _WEEKDAYS_EN].index(_fold(word)[:3])
 
 
 def _month_number(word: str) -> int:
-    return _MONTH_NUMBER[word.lower().rstrip(".")]
+    return _MONTH_NUMBER[_fold(word).rstrip(".")]
 
 
 # --------------------------------------------------------------------------- fixed words
@@ -294,14 +343,14 @@ def _span(since, until=None, kind="", year_inferred=False) -> _Span:
 def _fixed_word(m, today, text):
     """今日, 先週, last month, the week before last ... (see _JA_WORDS and _EN_WORDS)."""
     word = m.group()
-    window = _FIXED_WORDS.get(word) or _FIXED_WORDS[" ".join(word.lower().split())]
+    window = _FIXED_WORDS.get(word) or _FIXED_WORDS[_fold(word)]
     return _span(*window(today))
 
 
 def _ago(m, today, text):
     """N日前 / N days ago: that day; weeks: that ISO week; months/years: that calendar month/year."""
     n = _number(m.group(1))
-    unit = next(u for u in m.groups()[1:] if u).lower()
+    unit = _fold(next(u for u in m.groups()[1:] if u))
     if unit in ("日", "day"):
         return _span(today - _days(n))
     if unit in ("週", "week"):
@@ -318,13 +367,13 @@ _YEARS_BACK = {"今年": 0, "去年": 1, "昨年": 1, "一昨年": 2, "おとと
 
 def _weekday_in_week(m, today, text):
     """先週の金曜 / this Monday / Friday last week: that weekday of that week."""
-    monday = _week(today, _WEEKS_BACK[m.group("which").lower()])[0]
+    monday = _week(today, _WEEKS_BACK[_fold(m.group("which"))])[0]
     return _span(monday + _days(_weekday(m.group("day"))))
 
 
 def _bare_weekday(m, today, text):
     """月曜 / Monday: the most recent one on or before today ("every Monday" is no date)."""
-    if _previous_word(text, m.start(), _rules()) in ("every", "each"):
+    if _previous_word(text, m.start()) in ("every", "each"):
         return None
     return _span(_weekday_on_or_before(today, _weekday(m.group(1))), kind="weekday")
 
@@ -337,19 +386,19 @@ def _last_weekday(m, today, text):
 def _day_of_relative_month(m, today, text):
     """先月の20日: that day of that month."""
     first, _ = _month(today.year, today.month, _MONTHS_BACK[m.group(1)])
-    return _span(first.replace(day=int(m.group(2))), kind="date")
+    return _span(_date(first.year, first.month, int(m.group(2))), kind="date")
 
 
 def _month_of_relative_year(m, today, text):
     """去年の11月 / 去年の11月20日: that month or day of that year."""
     year, month, day = today.year - _YEARS_BACK[m.group(1)], int(m.group(2)), m.group(3)
     if day:
-        return _span(datetime.date(year, month, int(day)), kind="date")
+        return _span(_date(year, month, int(day)), kind="date")
     return _span(*_month(year, month))
 
 
 def _ymd(m, today, text):
-    return _span(datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3))), kind="date")
+    return _span(_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), kind="date")
 
 
 def _ym(m, today, text):
@@ -364,7 +413,7 @@ def _md(m, today, text):
     """11月20日 / 11/20 / 11/20/2026: with no year, the most recent one not after today."""
     month, day, year = int(m.group(1)), int(m.group(2)), m.group(3)
     if year:
-        return _span(datetime.date(int(year), month, day), kind="date")
+        return _span(_date(int(year), month, day), kind="date")
     return _span(_recent_day(today, month, day), kind="date", year_inferred=True)
 
 
@@ -376,7 +425,7 @@ def _m(m, today, text):
 def _english_date(month_word, day, year, today) -> _Span:
     month = _month_number(month_word)
     if year:
-        return _span(datetime.date(int(year), month, int(day)), kind="date")
+        return _span(_date(int(year), month, int(day)), kind="date")
     return _span(_recent_day(today, month, int(day)), kind="date", year_inferred=True)
 
 
@@ -410,12 +459,11 @@ def _month_name(m, today, text):
     abbreviation counts only capitalised (Nov, not nov), and "Jan" (a name) only as "Jan.".
     """
     word = m.group(1)
-    key = word.lower().rstrip(".")
-    rules = _rules()
-    if _previous_word(text, m.start(), rules) not in _MONTH_CUES:
+    key = _fold(word).rstrip(".")
+    if _previous_word(text, m.start()) not in _MONTH_CUES:
         capitalised = word[0].isupper()
         if key in ("may", "march"):
-            if not capitalised or (key == "may" and rules.pronoun_after.match(text, m.end())):
+            if not capitalised or (key == "may" and _compiled(_PRONOUN_AFTER).match(text, m.end())):
                 return None
         elif key == "jan":
             if not word.endswith("."):
@@ -428,74 +476,137 @@ def _month_name(m, today, text):
 def _last_or_this_month_name(m, today, text):
     """this May = May of this year; last May = the most recent May before this month."""
     word = m.group(2)
-    if word.lower() in ("may", "march") and not word[0].isupper():
+    if _fold(word) in ("may", "march") and not word[0].isupper():
         return None  # "this may help", "last march"
     month = _month_number(word)
-    if m.group(1).lower() == "this":
+    if _fold(m.group(1)) == "this":
         return _span(*_month(today.year, month))
     return _span(*_month(today.year if month < today.month else today.year - 1, month))
 
 
 def _year_after_cue(m, today, text):
     """A bare 4-digit year is a number ("2026 roadmap"); "in 2026" / "since 2025" is a year."""
-    rules = _rules()
-    cued = _previous_word(text, m.start(), rules) in _YEAR_CUES
-    if cued or rules.year_then_connector.search(text, max(0, m.start() - 16), m.start()):
+    cued = _previous_word(text, m.start()) in _YEAR_CUES
+    if cued or _compiled(_YEAR_THEN_CONNECTOR).search(text, max(0, m.start() - 16), m.start()):
         return _span(*_year(int(m.group(1))))
     return None
 
 
-_RULES_SOURCE = [
+# Each rule is (needs, pattern, handler). needs: groups of features (see _features), each group naming the
+# features of which a match always holds at least one; a rule is compiled and run only when the query holds a
+# feature of every group. The differential test in tests/test_timewords.py checks these against every rule.
+_JA_WORD = ("ja word",)  # any of _JA_WORDS
+_DIGIT = ("digit",)
+_WEEKDAY = ("weekday",)  # an English weekday name
+_MONTH_WORD = ("month word",)  # an English month name or abbreviation; lowercase may/march only after a cue
+_MONTH_OR_VERB = ("month word", "may or march")  # with a day or year after it, lowercase may/march too
+_LAST_OR_THIS = ("last", "this")
+_RULES = (
     # ---- fixed words. 今年度/昨年度 are fiscal years, whose start varies: left alone.
-    (rf"(?:{_alternatives(_JA_WORDS)})(?!度)", _fixed_word),
-    (_WORD_STARTS + rf"(?i:{_alternatives(_EN_WORDS)})" + _WORD_ENDS, _fixed_word),
+    ((_JA_WORD,), rf"(?:{_alternatives(_JA_WORDS)})(?!度)", _fixed_word),
+    ((("today", "yesterday", "weekend", "week", "month", "year"),),
+     _WORD_STARTS + rf"(?i:{_alternatives(_EN_WORDS)})" + _WORD_ENDS, _fixed_word),
     # ---- Japanese, relative: 3日前, 三日前, 2週間前, 2週前, 3か月前, 3ヶ月前, 3カ月前, 3箇月前, 1年前
     # (not 3日前後, "about three days")
-    (_JA_NUMBER + r"(?:(日|週)間?|[かヶカケヵ箇个](月)|(年))前(?!後)", _ago),
-    (r"(?P<which>今週|先週|先々週|先先週)の?(?P<day>[月火水木金土日])曜日?", _weekday_in_week),
+    ((("前",), ("日", "週", "月", "年")), _JA_NUMBER + r"(?:(日|週)間?|[かヶカケヵ箇个](月)|(年))前(?!後)", _ago),
+    ((("曜",), ("週",)), r"(?P<which>今週|先週|先々週|先先週)の?(?P<day>[月火水木金土日])曜日?", _weekday_in_week),
     # 毎週月曜 / 隔週月曜 / 月曜ごと / 第1月曜 repeat: no date.
-    (r"(?:この前|この間|前回)の([月火水木金土日])曜日?", _last_weekday),  # the one before today, as "last Monday"
-    (r"(?<![0-9毎])(?<!毎週)(?<!隔週)([月火水木金土日])曜日?(?!ごと|毎)", _bare_weekday),
-    (r"(今月|先月|先々月|先先月)の?([0-9]{1,2})日(?![0-9前間])", _day_of_relative_month),
-    (r"(今年|去年|昨年|一昨年|おととし)の?([0-9]{1,2})月(?:([0-9]{1,2})日)?(?![0-9])", _month_of_relative_year),
+    ((("曜",),), r"(?:この前|この間|前回)の([月火水木金土日])曜日?", _last_weekday),  # as "last Monday"
+    ((("曜",),), r"(?<![0-9毎])(?<!毎週)(?<!隔週)([月火水木金土日])曜日?(?!ごと|毎)", _bare_weekday),
+    ((("日",), ("月",), _DIGIT), r"(今月|先月|先々月|先先月)の?([0-9]{1,2})日(?![0-9前間])", _day_of_relative_month),
+    ((("月",), _DIGIT, _JA_WORD), r"(今年|去年|昨年|一昨年|おととし)の?([0-9]{1,2})月(?:([0-9]{1,2})日)?(?![0-9])",
+     _month_of_relative_year),
     # ---- Japanese and numeric, absolute. 毎月20日 / 毎年11月 repeat; 3月期 is a fiscal period.
-    (_NOT_IN_NUMBER + _YEAR + r"年([0-9]{1,2})月([0-9]{1,2})日", _ymd),
-    (_NOT_IN_NUMBER + _YEAR + r"年([0-9]{1,2})月(?![0-9])", _ym),
-    (_NOT_IN_NUMBER + _YEAR + r"年(?![0-9度])", _y),
-    (r"(?<!毎月)" + _NOT_IN_NUMBER + r"([0-9]{1,2})月([0-9]{1,2})日()", _md),
-    (r"(?<!毎年)" + _NOT_IN_NUMBER + r"([0-9]{1,2})月(?![0-9曜期間])", _m),
-    (_NOT_IN_NUMBER + _YEAR + r"-([0-9]{1,2})-([0-9]{1,2})" + _ISO_TIME + _NUMBER_ENDS, _ymd),
-    (_NOT_IN_NUMBER + _YEAR + r"/([0-9]{1,2})/([0-9]{1,2})" + _NUMBER_ENDS, _ymd),
-    (_NOT_IN_NUMBER + _YEAR + r"[-/]([0-9]{1,2})(?![0-9A-Za-z_]|[-/.:][0-9])", _ym),  # 2026-11
+    ((("年",), ("月",), ("日",), _DIGIT), _NOT_IN_NUMBER + _YEAR + r"年([0-9]{1,2})月([0-9]{1,2})日", _ymd),
+    ((("年",), ("月",), _DIGIT), _NOT_IN_NUMBER + _YEAR + r"年([0-9]{1,2})月(?![0-9])", _ym),
+    ((("年",), _DIGIT), _NOT_IN_NUMBER + _YEAR + r"年(?![0-9度])", _y),
+    ((("月",), ("日",), _DIGIT), r"(?<!毎月)" + _NOT_IN_NUMBER + r"([0-9]{1,2})月([0-9]{1,2})日()", _md),
+    ((("月",), _DIGIT), r"(?<!毎年)" + _NOT_IN_NUMBER + r"([0-9]{1,2})月(?![0-9曜期間])", _m),
+    ((("-",), _DIGIT), _NOT_IN_NUMBER + _YEAR + r"-([0-9]{1,2})-([0-9]{1,2})" + _ISO_TIME + _NUMBER_ENDS, _ymd),
+    ((("/",), _DIGIT), _NOT_IN_NUMBER + _YEAR + r"/([0-9]{1,2})/([0-9]{1,2})" + _NUMBER_ENDS, _ymd),
+    ((("-", "/"), _DIGIT), _NOT_IN_NUMBER + _YEAR + r"[-/]([0-9]{1,2})(?![0-9A-Za-z_]|[-/.:][0-9])", _ym),  # 2026-11
     # 11/20 and 11/20/2026, month first; not in paths (docs/11/20) nor inside longer numbers.
-    (r"(?<![0-9A-Za-z_./])(?<![A-Za-z_]-)([0-9]{1,2})/([0-9]{1,2})(?:/" + _YEAR + r")?(?![0-9A-Za-z_]|[/.:][0-9])",
+    ((("/",), _DIGIT),
+     r"(?<![0-9A-Za-z_./])(?<![A-Za-z_]-)([0-9]{1,2})/([0-9]{1,2})(?:/" + _YEAR + r")?(?![0-9A-Za-z_]|[/.:][0-9])",
      _md),
     # ---- English, relative
-    (_WORD_STARTS + rf"(?i:({_EN_NUMBER})\s+(day|week|month|year)s?\s+ago)" + _WORD_ENDS, _ago),
-    (_WORD_STARTS + rf"(?i:last\s+({_EN_WEEKDAY}))" + _WORD_ENDS, _last_weekday),
-    (_WORD_STARTS + rf"(?i:(?P<which>this)\s+(?P<day>{_EN_WEEKDAY}))" + _WORD_ENDS, _weekday_in_week),
-    (_WORD_STARTS + rf"(?i:(?P<day>{_EN_WEEKDAY}),?\s+(?:of\s+)?(?P<which>last|this)\s+week)" + _WORD_ENDS,
+    ((("ago",), ("day", "week", "month", "year")),
+     _WORD_STARTS + rf"(?i:({_EN_NUMBER})\s+(day|week|month|year)s?\s+ago)" + _WORD_ENDS, _ago),
+    ((("last",), _WEEKDAY), _WORD_STARTS + rf"(?i:last\s+({_EN_WEEKDAY}))" + _WORD_ENDS, _last_weekday),
+    ((("this",), _WEEKDAY), _WORD_STARTS + rf"(?i:(?P<which>this)\s+(?P<day>{_EN_WEEKDAY}))" + _WORD_ENDS,
      _weekday_in_week),
-    (_WORD_STARTS + rf"(?i:(?P<which>last|this)\s+week(?:'s|’s)?\s+(?P<day>{_EN_WEEKDAY}))" + _WORD_ENDS,
+    ((_WEEKDAY, ("week",), _LAST_OR_THIS),
+     _WORD_STARTS + rf"(?i:(?P<day>{_EN_WEEKDAY}),?\s+(?:of\s+)?(?P<which>last|this)\s+week)" + _WORD_ENDS,
      _weekday_in_week),
-    (_WORD_STARTS + rf"(?i:({_EN_WEEKDAY}))" + _WORD_ENDS, _bare_weekday),
+    ((_WEEKDAY, ("week",), _LAST_OR_THIS),
+     _WORD_STARTS + rf"(?i:(?P<which>last|this)\s+week(?:'s|’s)?\s+(?P<day>{_EN_WEEKDAY}))" + _WORD_ENDS,
+     _weekday_in_week),
+    ((_WEEKDAY,), _WORD_STARTS + rf"(?i:({_EN_WEEKDAY}))" + _WORD_ENDS, _bare_weekday),
     # ---- English, absolute
-    (_WORD_STARTS + rf"(?i:{_EN_MONTH}(?:(?<=\.)\s*|\s+)([0-9]{{1,2}}){_ORDINAL}(?:,?\s+{_YEAR})?)" + _NUMBER_ENDS,
+    ((_MONTH_OR_VERB, _DIGIT),
+     _WORD_STARTS + rf"(?i:{_EN_MONTH}(?:(?<=\.)\s*|\s+)([0-9]{{1,2}}){_ORDINAL}(?:,?\s+{_YEAR})?)" + _NUMBER_ENDS,
      _month_name_day),
-    (_WORD_STARTS + rf"(?i:(?:the\s+)?([0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?{_EN_MONTH}(?:,?\s+{_YEAR})?)"
+    ((_MONTH_OR_VERB, _DIGIT),
+     _WORD_STARTS + rf"(?i:(?:the\s+)?([0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?{_EN_MONTH}(?:,?\s+{_YEAR})?)"
      + _WORD_ENDS, _day_month_name),
-    (_WORD_STARTS + rf"(?i:{_EN_MONTH},?\s+{_YEAR})" + _NUMBER_ENDS, _month_name_year),
-    (_WORD_STARTS + rf"(?i:(last|this)\s+{_EN_MONTH})" + _WORD_ENDS, _last_or_this_month_name),
-    (_WORD_STARTS + rf"(?i:{_EN_MONTH})" + _WORD_ENDS, _month_name),
-    (r"(?<![0-9A-Za-z_.\-/])" + _YEAR + r"(?![0-9A-Za-z_]|[-/.:][0-9])", _year_after_cue),
-]
-
-# Every rule's match contains one of these, so a query holding none names no time.
-# Keep it in step with _RULES_SOURCE when adding a rule.
-_COULD_HOLD_TIME = (
-    r"[0-9日週月年曜]|きのう|おと|(?i:day|week|month|year|ago)"
-    r"|(?<![A-Za-z])(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    ((_MONTH_OR_VERB, _DIGIT), _WORD_STARTS + rf"(?i:{_EN_MONTH},?\s+{_YEAR})" + _NUMBER_ENDS, _month_name_year),
+    ((_MONTH_WORD, _LAST_OR_THIS), _WORD_STARTS + rf"(?i:(last|this)\s+{_EN_MONTH})" + _WORD_ENDS,
+     _last_or_this_month_name),
+    ((_MONTH_WORD,), _WORD_STARTS + rf"(?i:{_EN_MONTH})" + _WORD_ENDS, _month_name),
+    ((_DIGIT,), r"(?<![0-9A-Za-z_.\-/])" + _YEAR + r"(?![0-9A-Za-z_]|[-/.:][0-9])", _year_after_cue),
 )
+
+# ---- the features a query holds: what every time word is made of, found without a pattern.
+# English words are found whole, as the rules match them: case-insensitive (so "laſt" is "last": the folded
+# text has the query's length, ſ ı İ K read as s i i k), between characters that are not [A-Za-z0-9_].
+_EN_FEATURE_WORDS = {
+    **{word: word for word in ("today", "yesterday", "weekend", "week", "month", "year", "day", "ago", "last",
+                               "this")},
+    **{word + "s": word for word in ("day", "week", "month", "year")},
+    **{day: "weekday" for day in _WEEKDAYS_EN},
+    **{month: "month word" for month in _MONTH_NUMBER},
+}
+_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_CHARACTER_FEATURES = "日週月年曜前-/"
+
+
+def _features(norm: str) -> set[str]:
+    """What the query holds that time words are made of: the names the rules' needs use."""
+    found = {c for c in _CHARACTER_FEATURES if c in norm}
+    if any(digit in norm for digit in "0123456789"):
+        found.add("digit")
+    if any(word in norm for word in _JA_WORDS):
+        found.add("ja word")
+    folded = norm.translate(_ASCII_FOLD).lower()
+    for word, feature in _EN_FEATURE_WORDS.items():
+        start = folded.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if ((start == 0 or norm[start - 1] not in _WORD_CHARACTERS)
+                    and (end == len(norm) or norm[end] not in _WORD_CHARACTERS)):
+                found.add(_month_feature(norm, start, word) if feature == "month word" else feature)
+                if feature != "month word" or "month word" in found:
+                    break
+            start = folded.find(word, start + 1)
+    return found
+
+
+def _month_feature(norm: str, start: int, word: str) -> str:
+    """"month word"; "may or march" for a lowercase may or march with no cue before it, the verb and the noun
+    ("this may help"), which only a day or a year after it makes a month (may 5)."""
+    if word in ("may", "march") and not norm[start].isupper() and _previous_word(norm, start) not in _MONTH_CUES:
+        return "may or march"
+    return "month word"
+
+
+def _rules_for(norm: str) -> list:
+    """(compiled pattern, handler) of each rule the query could match, in _RULES order."""
+    found = _features(norm)
+    if not found:
+        return []
+    return [(_compiled(pattern), handler) for needs, pattern, handler in _RULES
+            if all(not found.isdisjoint(group) for group in needs)]
+
 
 # ---- what turns hits into ranges, and what is removed with a phrase
 # X〜Y, XからY, X-Y, X to/through/until Y, (between) X and Y
@@ -516,41 +627,26 @@ _GLUE_AFTER = r"(?:'s|’s)|(?:[ \u3000]?(?:頃|ごろ))?(?:[ \u3000]?(?:には|
 _LIST_GLUE = r"\s*(?:[,、と&や/]|(?i:and|or))?\s*"  # 昨日と今日 / yesterday and today
 
 
-class _Rules:
-    """All patterns, compiled once on first use (importing the module compiles nothing)."""
+_UNTIL_SUFFIX = r"\s*まで"
+_PREVIOUS_WORD = r"([A-Za-z\u0130\u0131\u017f\u212a]+)[\s,]*$"
+_PRONOUN_AFTER = r"\s+(?:I|we|you|he|she|they|it|i)(?![A-Za-z])"
+_YEAR_THEN_CONNECTOR = r"(?:19|20)[0-9]{2}\s*(?:[-–~〜]|(?i:to|and|until|through))\s*$"
 
-    def __init__(self) -> None:
-        self.could_hold_time = re.compile(_COULD_HOLD_TIME)
-        self.hit_rules = [(re.compile(p), handler) for p, handler in _RULES_SOURCE]
-        self.weekday_after_date = re.compile(_WEEKDAY_AFTER_DATE)
-        self.weekday_before_date = re.compile(_WEEKDAY_BEFORE_DATE)
-        self.connector = re.compile(_CONNECTOR)
-        self.day_continuation = re.compile(_DAY_CONTINUATION)
-        self.until_suffix = re.compile(r"\s*まで")
-        self.open_suffix = re.compile(_OPEN_SUFFIX)
-        self.open_prefix = re.compile(_OPEN_PREFIX)
-        self.glue_before = re.compile(_GLUE_BEFORE)
-        self.glue_after = re.compile(_GLUE_AFTER)
-        self.list_glue = re.compile(_LIST_GLUE)
-        self.previous_word = re.compile(r"([A-Za-z]+)[\s,]*$")
-        self.pronoun_after = re.compile(r"\s+(?:I|we|you|he|she|they|it|i)(?![A-Za-z])")
-        self.year_then_connector = re.compile(r"(?:19|20)[0-9]{2}\s*(?:[-–~〜]|(?i:to|and|until|through))\s*$")
+_PATTERNS: dict[str, re.Pattern] = {}  # source -> compiled: empty at import
 
 
-_compiled: _Rules | None = None
+def _compiled(source: str) -> re.Pattern:
+    """The pattern, compiled on its first use in the process."""
+    pattern = _PATTERNS.get(source)
+    if pattern is None:
+        pattern = _PATTERNS[source] = re.compile(source)
+    return pattern
 
 
-def _rules() -> _Rules:
-    global _compiled
-    if _compiled is None:
-        _compiled = _Rules()
-    return _compiled
-
-
-def _previous_word(text: str, start: int, rules: _Rules) -> str:
-    """The ASCII word just before `start`, lowercased ('' if none)."""
-    m = rules.previous_word.search(text, max(0, start - 16), start)
-    return m.group(1).lower() if m else ""
+def _previous_word(text: str, start: int) -> str:
+    """The English word just before `start`, spelt for lookup ('' if none)."""
+    m = _compiled(_PREVIOUS_WORD).search(text, max(0, start - 16), start)
+    return _fold(m.group(1)) if m else ""
 
 
 # --------------------------------------------------------------------------- matching
@@ -567,33 +663,46 @@ class _Hit:
         self.kind, self.year_inferred = span.kind, span.year_inferred
 
 
-def _find_hits(norm: str, today: datetime.date, rules: _Rules) -> list[_Hit]:
-    """Every rule's matches; where they overlap, the leftmost then the longest wins."""
+def _find_hits(norm: str, today: datetime.date, rules) -> list[_Hit]:
+    """Every rule's matches; where they overlap, the leftmost then the longest wins. A day the calendar does
+    not have (2025年2月29日) takes every reading that overlaps it along; more than MAX_CANDIDATES matches
+    (accepted or not) and the query names no time: nothing."""
     found = []
-    for pattern, handler in rules.hit_rules:
+    no_such_days = []
+    candidates = 0
+    for pattern, handler in rules:
         for m in pattern.finditer(norm):
+            candidates += 1
+            if candidates > MAX_CANDIDATES:
+                return []
             try:
                 span = handler(m, today, norm)
-            except (ValueError, OverflowError):  # 2/30, 13月, or a date beyond year 1..9999
+            except _NoSuchDay:
+                no_such_days.append((m.start(), m.end()))
+                continue
+            except (ValueError, OverflowError):  # 13月, day 32, or a date beyond year 1..9999
                 continue
             if span is None:
                 continue
             start, end = m.start(), m.end()
             if span.kind == "date":  # take in a weekday that restates the date
-                after = rules.weekday_after_date.match(norm, end)
-                before = rules.weekday_before_date.search(norm, max(0, start - 12), start)
+                after = _compiled(_WEEKDAY_AFTER_DATE).match(norm, end)
+                before = _compiled(_WEEKDAY_BEFORE_DATE).search(norm, max(0, start - 12), start)
                 end = after.end() if after else end
                 start = before.start() if before else start
             found.append((start, -end, _Hit(start, end, span)))
     found.sort(key=lambda f: (f[0], f[1]))
     hits: list[_Hit] = []
     for _, _, hit in found:
-        if not hits or hit.start >= hits[-1].end:
-            hits.append(hit)
+        if hits and hit.start < hits[-1].end:
+            continue
+        if any(hit.start < day_end and day_start < hit.end for day_start, day_end in no_such_days):
+            continue
+        hits.append(hit)
     return hits
 
 
-def _combine(hits: list[_Hit], norm: str, today: datetime.date, rules: _Rules) -> list[_Hit]:
+def _combine(hits: list[_Hit], norm: str, today: datetime.date) -> list[_Hit]:
     """Join hits into ranges (X〜Y, since X, X まで ...); each result is one phrase."""
     windows = []
     i = 0
@@ -601,33 +710,33 @@ def _combine(hits: list[_Hit], norm: str, today: datetime.date, rules: _Rules) -
         hit = hits[i]
         following = hits[i + 1] if i + 1 < len(hits) else None
         try:
-            closed = _closed_range(hit, following, norm, today, rules)
+            closed = _closed_range(hit, following, norm, today)
             if closed is not None:
                 windows.append(closed)
                 i += 2
                 continue
-            windows.append(_continued_date(hit, norm, rules) or _open_range(hit, norm, today, rules))
+            windows.append(_continued_date(hit, following, norm) or _open_range(hit, norm, today))
         except (ValueError, OverflowError):  # e.g. "11月20日〜31日": keep the date alone
             windows.append(hit)
         i += 1
     return windows
 
 
-def _prefix_word(hit: _Hit, norm: str, rules: _Rules) -> tuple[str, int]:
+def _prefix_word(hit: _Hit, norm: str) -> tuple[str, int]:
     """('since', where 'since' starts) when a range word stands right before the hit."""
-    m = rules.open_prefix.search(norm, max(0, hit.start - 12), hit.start)
-    return (m.group(1).lower(), m.start()) if m else ("", hit.start)
+    m = _compiled(_OPEN_PREFIX).search(norm, max(0, hit.start - 12), hit.start)
+    return (_fold(m.group(1)), m.start()) if m else ("", hit.start)
 
 
-def _closed_range(left: _Hit, right: _Hit | None, norm: str, today, rules: _Rules) -> _Hit | None:
+def _closed_range(left: _Hit, right: _Hit | None, norm: str, today) -> _Hit | None:
     """X〜Y / XからYまで / X to Y / between X and Y."""
     if right is None:
         return None
-    gap = rules.connector.fullmatch(norm, left.end, right.start)
+    gap = _compiled(_CONNECTOR).fullmatch(norm, left.end, right.start)
     if gap is None:
         return None
-    word, start = _prefix_word(left, norm, rules)
-    if gap.group().strip().lower() == "and" and word != "between":
+    word, start = _prefix_word(left, norm)
+    if _fold(gap.group()) == "and" and word != "between":
         return None  # "yesterday and today" is a list: each stays a phrase of its own
     if word not in ("from", "between"):
         start = left.start
@@ -645,36 +754,40 @@ def _closed_range(left: _Hit, right: _Hit | None, norm: str, today, rules: _Rule
         if since > until:
             since, until = min(left.since, right.since), max(left.until, right.until)
     end = right.end
-    tail = rules.until_suffix.match(norm, end)
+    tail = _compiled(_UNTIL_SUFFIX).match(norm, end)
     return _Hit(start, tail.end() if tail else end, _span(since, until))
 
 
-def _continued_date(left: _Hit, norm: str, rules: _Rules) -> _Hit | None:
-    """11月20日〜22日 / Nov 20-22: a date followed by a bare day (the next month's if smaller)."""
+def _continued_date(left: _Hit, following: _Hit | None, norm: str) -> _Hit | None:
+    """11月20日〜22日 / Nov 20-22: a date followed by a bare day (the next month's if smaller). Not a number
+    that starts the following expression (1月1日と1週前: January 1st, and a week ago)."""
     if left.kind != "date":
         return None
-    m = rules.day_continuation.match(norm, left.end)
+    m = _compiled(_DAY_CONTINUATION).match(norm, left.end)
     if m is None:
         return None
-    word, start = _prefix_word(left, norm, rules)
-    if m.group().strip().lower().startswith("and") and word != "between":
+    word, start = _prefix_word(left, norm)
+    if _fold(m.group()).startswith("and") and word != "between":
         return None
     if word not in ("from", "between"):
         start = left.start
     day = int(m.group(1))
     first = left.since.replace(day=1) if day >= left.since.day else _month(left.since.year, left.since.month, -1)[0]
-    tail = rules.until_suffix.match(norm, m.end())
-    return _Hit(start, tail.end() if tail else m.end(), _span(left.since, first.replace(day=day)))
+    tail = _compiled(_UNTIL_SUFFIX).match(norm, m.end())
+    end = tail.end() if tail else m.end()
+    if following is not None and end > following.start:
+        return None
+    return _Hit(start, end, _span(left.since, first.replace(day=day)))
 
 
-def _open_range(hit: _Hit, norm: str, today: datetime.date, rules: _Rules) -> _Hit:
+def _open_range(hit: _Hit, norm: str, today: datetime.date) -> _Hit:
     """since X / X から / X以降: X..today; until X / X まで: ..X; before X / X より前: ..X-1."""
     start, end = hit.start, hit.end
-    word, prefix_start = _prefix_word(hit, norm, rules)
+    word, prefix_start = _prefix_word(hit, norm)
     if word and word not in ("from", "between"):
         start = prefix_start
     else:
-        suffix = rules.open_suffix.match(norm, end)
+        suffix = _compiled(_OPEN_SUFFIX).match(norm, end)
         if suffix is None:
             return hit  # "from last week" alone is just last week; "from" is glue
         word, end = suffix.group(1), suffix.end()
@@ -692,15 +805,15 @@ def _open_range(hit: _Hit, norm: str, today: datetime.date, rules: _Rules) -> _H
 # --------------------------------------------------------------------------- removal
 
 
-def _with_glue(start: int, end: int, norm: str, rules: _Rules) -> tuple[int, int]:
+def _with_glue(start: int, end: int, norm: str) -> tuple[int, int]:
     """Widen a phrase's span over the particle or preposition that only attached it."""
-    after = rules.glue_after.match(norm, end)
+    after = _compiled(_GLUE_AFTER).match(norm, end)
     possessive = after is not None and after.group() in ("'s", "’s")
     if after:
         end = after.end()
     # "notes from last week" -> "notes", but "notes from yesterday's standup" keeps "from".
     if not possessive:
-        before = rules.glue_before.search(norm, max(0, start - 12), start)
+        before = _compiled(_GLUE_BEFORE).search(norm, max(0, start - 12), start)
         if before:
             start = before.start()
     return start, end
@@ -712,17 +825,22 @@ _COMMAS = ",、，"
 _EDGE_JUNK = " \t\r\n\u3000" + _COMMAS + ":;・"
 
 
-def _remove(query: str, spans: list[tuple[int, int]], norm: str, rules: _Rules) -> str:
-    """The query without the spans, tidied where the cuts were, and only there."""
+def _cuts(spans: list[tuple[int, int]], norm: str) -> list[tuple[int, int]]:
+    """The spans the text loses, in order and apart: two phrases in a row are one cut, with the list word
+    between them (昨日と今日 / Mon and Tue)."""
     merged: list[list[int]] = []
     for start, end in spans:
-        # two phrases in a row take the list word between them along (昨日と今日 / Mon and Tue)
-        if merged and (start <= merged[-1][1] or rules.list_glue.fullmatch(norm, merged[-1][1], start)):
+        if merged and (start <= merged[-1][1] or _compiled(_LIST_GLUE).fullmatch(norm, merged[-1][1], start)):
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    text, pos = query[: merged[0][0]], merged[0][1]
-    for start, end in merged[1:]:
+    return [(start, end) for start, end in merged]
+
+
+def _remove(query: str, cuts: list[tuple[int, int]]) -> str:
+    """The query without the cuts, tidied where the cuts were, and only there."""
+    text, pos = query[: cuts[0][0]], cuts[0][1]
+    for start, end in cuts[1:]:
         text, pos = _join_at_cut(text, query[pos:start]), end
     return _join_at_cut(text, query[pos:]).strip(_EDGE_JUNK)
 

@@ -119,3 +119,25 @@ def tokenize(text: str) -> list[str]:
 
 def term_frequencies(text: str) -> Counter:
     return Counter(tokenize(text))
+
+
+def token_spans(text: str) -> list[tuple[int, int, str]]:
+    """The tokens of `text` as tokenize() makes them, each with where it stands: (start, end, token), in order.
+    A Korean run is one span for all its bigrams."""
+    spans: list[tuple[int, int, str]] = []
+    for match in _TOKEN.finditer(text):
+        run, start = match.group(), match.start()
+        if not _is_cjk(run[0]):
+            folded = unicodedata.normalize("NFKC", run).lower()
+            spans.extend((start, match.end(), _stem(word.replace("’", "'")))
+                         for word in _TOKEN.findall(folded))
+        elif _within(run, (_HANGUL,)):
+            spans.extend((start, match.end(), bigram) for bigram in _bigrams(run))
+        else:
+            analyser = _analyser()
+            for morpheme in analyser.tokenizer.tokenize(run):
+                if not analyser.stop(morpheme):
+                    form = morpheme.normalized_form()
+                    word = form if _within(form, _CJK_RANGES) else morpheme.surface()
+                    spans.append((start + morpheme.begin(), start + morpheme.end(), word))
+    return spans

@@ -17,7 +17,7 @@ from psycopg import sql
 
 from .config import Settings
 from .hints import command
-from .memories import BadMemory, discover, read_memory, require_directory
+from .memories import BadMemory, discover, out_of_reach, read_memory, require_directory
 from .schema import ManagedTables, columns_of, no_index, read_meta
 
 SHOWN = 5  # examples named per problem
@@ -105,7 +105,8 @@ class _Checker:
         found, bad = discover(root, include, exclude)
         self.result.files = sum(1 for row in indexed.values() if row[3] is None)
         on_disk = {memory_file.path: memory_file for memory_file in found}
-        missing = sorted(row[1] for path, row in indexed.items() if path not in on_disk)
+        reach = out_of_reach(root, bad)  # what lies where nothing could be looked at is not missing: unknown
+        missing = sorted(row[1] for path, row in indexed.items() if path not in on_disk and reach(path) is None)
         if missing:
             self.problem("indexed files no longer on disk", self.reindex, missing)
         new = sorted(memory_file.relpath for path, memory_file in on_disk.items() if path not in indexed)

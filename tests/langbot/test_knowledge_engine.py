@@ -223,6 +223,27 @@ def test_a_langbot_embedding_model_can_embed_a_knowledge_base(bot):
         bot.retrieve(kb, "snapshots", creation={})
 
 
+def test_a_query_over_the_limit_is_refused_before_a_langbot_model_embeds_it(bot):
+    creation = {"embedding_model": "model-uuid-1"}
+    kb = bot.create(**creation)
+    bot.ingest(kb, "deploy.md", DEPLOY, document_id="deploy", settings=creation)
+    calls = bot.host.actions.count("invoke_embedding")
+    query = "先週の " + "デプロイ " * 600
+    with pytest.raises(RetrievalError, match=f"^the query is {len(query):,} characters long") as raised:
+        bot.retrieve(kb, query, creation=creation, time_words=True)
+    assert "\n" not in str(raised.value)
+    assert bot.host.actions.count("invoke_embedding") == calls  # the host's model was never asked
+
+
+def test_time_words_in_odd_letters_are_read_and_a_window_after_its_end_is_refused(bot):
+    kb = bot.create()
+    bot.ingest(kb, "deploy.md", DEPLOY, document_id="deploy")
+    for query in ("laſt week デプロイ", "thıs week デプロイ", "デプロイ in Auguſt", "yeſterday's デプロイ"):
+        bot.retrieve(kb, query, time_words=True, score_threshold=0)  # read, never a KeyError
+    with pytest.raises(RetrievalError, match="starts after it ends"):
+        bot.retrieve(kb, "デプロイ since 2099", time_words=True)
+
+
 def test_a_stopped_database_fails_each_call_with_one_line_and_loses_nothing(env, tmp_path):
     from memory_search.database import EmbeddedServer
 

@@ -57,7 +57,21 @@ class Console:
         return cls(sys.stdout, sys.stderr, os.environ, cwd, prog=prog)
 
     def out(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        try:
+            self.stdout.write(text + "\n")
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # a full disk under a redirected output
+            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
+
+    def flush(self) -> None:
+        """Write out what is buffered, where a failure can still be reported."""
+        try:
+            self.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
 
     def err(self, text: str) -> None:
         self.stderr.write(text + "\n")
@@ -175,11 +189,12 @@ def checked(values: dict, names) -> dict:
         raise UsageError(error.spelled(params.PARAMETERS[error.parameter].cli)) from None
 
 
-def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: bool = False,
+def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: str = "",
         exits: bool = True) -> int:
     """Run a click command with one-line errors and the documented exit codes.
 
-    start_helper: no warm helper answered this call; start one for the next.
+    start_helper: no warm helper answered this call; start one for the next ("start"), or one that replaces
+    the helper that did not answer ("replace"): client.answer's word.
     exits: end the process with the exit code (False in the helper and in tests, which run many)."""
     console = console or Console.of_process(prog)
     console.prog = prog
@@ -187,6 +202,7 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     try:
         code = command.main(args=args, prog_name=prog, standalone_mode=False, obj=console,
                             terminal_width=console.columns)
+        console.flush()
     except click.exceptions.Exit as done:
         code = done.exit_code
     except click.UsageError as error:
@@ -210,15 +226,34 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     if start_helper and code == 0:  # after the output, so its start-up does not slow this call; not for a
         from . import helper        # run that failed (no index, say): the next call would fail the same way
 
-        helper.start_in_background(warm=prog == "search.py")
+        helper.start_in_background(warm=prog == "search.py", replace=start_helper == "replace")
     if exits:
+        _settle_output()
         gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
         sys.exit(code)
     return code
 
 
+def _settle_output() -> None:
+    """Output that could not be written (a full disk) is dropped, so the interpreter's last flush does not fail
+    again with a traceback and another exit code; the failure was reported."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+
 def _describe_unexpected(error: Exception) -> str:
     if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
+        from ..database import refusal
+
+        if refusal(error) is not None:
+            return str(refusal(error))
         if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
             return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
                     f"(`{hint('db', 'status')}`, or your MEMORIES_DATABASE_URL server) and try again")
@@ -289,7 +324,7 @@ WHERE_OPERATORS = params.PARAMETERS["where"].help + "; operators $eq $ne $gt $gt
 @memories_option
 @click.pass_obj
 def search_command(console: Console, query, output, no_dedupe, explain, rerank, table, no_daemon, memories, **given):
-    """Search the memories for QUERY (natural language, Japanese or English).
+    """Search the memories for QUERY (natural language, Japanese or English, up to 2,000 characters).
 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
@@ -411,8 +446,11 @@ INDEX_EXAMPLES = """\
 
 
 @command(INDEX_EXAMPLES, exit_codes=exit_codes_help(
-    "bad flag", "the memories directory is missing", "database, embedding service, another index run under way",
-    "  4  the index is up to date except for files that could not be\n     indexed (each listed with its reason)",
+    "bad flag", "the memories directory is missing or cannot be read\n     (the index is left as it is)",
+    "database down or its disk full, embedding service, another\n     index run under way, a rebuild that cannot "
+    "read every\n     indexed file",
+    "  4  the index is up to date except for files that could not be\n     indexed or reached (each listed with its "
+    "reason; those\n     reached before keep what the index holds of them)",
     success="the index is up to date"))
 @click.option("--rebuild", is_flag=True,
               help="build the index again beside the old one, then swap (searches keep working)")
@@ -432,9 +470,12 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
                   memories):
     """Build or refresh the search index of the memories directory.
 
-    Only new and changed files are read and embedded; deleted files leave the index. Each
-    file's rows are replaced in one transaction, so a search never sees half a file and an
-    interrupted run loses nothing already written. Progress goes to stderr on a terminal."""
+    Only new and changed files are read and embedded; deleted files leave the index. A folder
+    that cannot be listed or a file that cannot be read right now (permissions, an I/O error,
+    a dropped mount) is not taken for deleted: what the index holds of it stays, each file is
+    listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
+    one transaction, so a search never sees half a file and an interrupted run loses nothing
+    already written. Progress goes to stderr on a terminal."""
     from ..progress import Progress
     from ..render import as_json as to_json, stats_text
 
@@ -451,15 +492,19 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
                   "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
                   "unchanged": len(plan.unchanged),
-                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad]}
+                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
+                  "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
         if as_json:
             console.out(to_json(report))
         else:
             for key in ("new", "changed", "deleted"):
                 for path in report[key]:
                     console.out(f"{key}\t{path}")
+            for item in report["kept"]:
+                console.out(f"kept\t{item['path']}")
             console.err(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
-                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged")
+                        f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"
+                        + (f", {len(plan.unreachable)} kept (cannot be reached now)" if plan.unreachable else ""))
         return None
 
     def report(stats):
@@ -470,7 +515,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
 
     if watch:
         console.err(f"watching {settings.memories_root} (Ctrl-C to stop)")
-        library.watch(include=include, exclude=exclude, on_run=report, progress=progress)
+        library.watch(include=include, exclude=exclude, on_run=report, progress=progress, on_problem=console.warn)
         return None
     stats = library.index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait, progress=progress)
     report(stats)
@@ -487,7 +532,8 @@ STATS_EXAMPLES = """\
 
 
 @command(STATS_EXAMPLES, exit_codes=exit_codes_help(
-    "bad flag", failure="database; with --verify: the index and the directory differ"))
+    "bad flag", "the memories directory or the index is missing, or the\n     directory cannot be read",
+    failure="database; with --verify: the index and the directory differ"))
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @click.option("--verify", is_flag=True, help="check every file, chunk, posting and count against the directory; "
                                              "exit 1 and name the repair when something is wrong")
@@ -497,7 +543,10 @@ STATS_EXAMPLES = """\
 def stats_command(console: Console, as_json, verify, searches, memories):
     """Show what the index holds and how far it is behind the memories directory.
 
-    Also whether an indexer is running now and how many links the memories hold."""
+    Also how many chunks wait for their embeddings (found by keyword, not yet by meaning), the
+    stale files by name, whether an indexer is running now (and how far it got) and how many
+    links the memories hold. "up to date" only when nothing is new, changed or deleted and no
+    chunk waits."""
     from ..render import as_json as to_json, search_summary_text, status_text, verification_text
 
     settings = console.settings(memories)
@@ -571,10 +620,13 @@ EXPORT_EXAMPLES = """\
 @option("scope")
 @click.option("--active-only", is_flag=True, help="leave superseded and deprecated records out (by default "
                                                   "every record is exported)")
+@click.option("--include-superseded", is_flag=True, help="accepted as in search.py; changes nothing: superseded "
+                                                         "and deprecated records are exported by default")
 @_filter_options('frontmatter filter as JSON, as in search.py: {"field": {"$gte": 3}}')
 @memories_option
 @click.pass_obj
-def export_command(console: Console, output_format, output, with_vectors, active_only, memories, **given):
+def export_command(console: Console, output_format, output, with_vectors, active_only, include_superseded, memories,
+                   **given):
     """Export the indexed chunks with their metadata for other tools.
 
     Every indexed chunk, superseded and deprecated records included, unless a filter leaves
@@ -587,6 +639,8 @@ def export_command(console: Console, output_format, output, with_vectors, active
     device. The count goes to stderr."""
     from ..export import write, write_file
 
+    if active_only and include_superseded:
+        raise UsageError("--active-only and --include-superseded contradict each other: give one")
     given["include_superseded"] = not active_only
     values = checked(given, params.FILTER_NAMES)
     with console.open(console.settings(memories)) as library:
@@ -640,7 +694,8 @@ def db_start(console: Console):
 @db_command.command("stop", cls=Command)
 @click.pass_obj
 def db_stop(console: Console):
-    """Stop the embedded server and the warm helpers (their connections would break anyway)."""
+    """Stop the embedded server and end the warm helpers, answering or not (their connections would break
+    anyway)."""
     from . import helper
 
     server = _server(console, "stop")
@@ -671,6 +726,9 @@ def db_indexes(console: Console, as_json):
         console.out(to_json([entry.as_dict() for entry in found]))
         return
     for entry in found:
+        if not entry.readable:
+            console.out(f"{entry.prefix}\t(this role may not read it: the database owner can run grant-read)")
+            continue
         console.out(f"{entry.prefix}\t{entry.host or '-'}:{entry.memories_dir}\t{entry.files} files\t"
                     f"{entry.chunks} chunks\t{entry.model}\tlast indexed {entry.last_indexed_at or 'never'}")
     if not found:
@@ -681,10 +739,20 @@ def db_indexes(console: Console, as_json):
 @click.argument("role")
 @click.option("--password-file", metavar="FILE", help="create the role (or set its password) with the password in "
                                                       "FILE, so it can log in")
+@click.option("--writer", "writers", multiple=True, metavar="ROLE",
+              help="also keep readable the tables this role creates later: an indexer role that has not indexed "
+                   "yet (repeatable)")
 @click.pass_obj
-def db_grant_read(console: Console, role, password_file):
-    """Let ROLE read the memories indexes (SELECT on every memsearch table, and on those created later by the
-    role running this), and nothing else: the role a search server connects with."""
+def db_grant_read(console: Console, role, password_file, writers):
+    """Let ROLE read the memories indexes, and nothing else: the role a search server connects with.
+
+    ROLE gets SELECT on every memsearch table, and default privileges make the tables that the writer roles
+    create later (a new memories folder's index, index.py --rebuild) readable too. The writers are the roles
+    that own memsearch tables now, plus each --writer (or, with neither, the role running this); run it again
+    after adding an indexer role. Run it as the database owner or a superuser: creating ROLE needs CREATEROLE,
+    and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer
+    role). An indexer role usually lacks CREATEROLE and the other indexers' privileges; the error then says
+    which role must run it."""
     from ..catalog import grant_read
 
     password = None
@@ -694,7 +762,7 @@ def db_grant_read(console: Console, role, password_file):
                 password = handle.read().strip()
         except OSError as error:
             raise UsageError(f"cannot read {password_file} ({error.strerror})") from None
-    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password):
+    for statement in grant_read(Settings.from_env(console.environ, console.cwd), role, password, writers):
         console.out(statement)
 
 

@@ -6,14 +6,19 @@ helper runs the same command in-process and sends back the exact bytes of stdout
 exit code, which are written out here. No re-exec, no third-party import. When no helper answers, or anything looks
 unexpected, the caller carries on in-process as if this module did not exist.
 
-Wire format, version 1 (one request and one reply per connection):
-  request: one line of JSON: {"protocol": 1, "identity": HEX, "script": NAME, "argv": [...],
+Wire format, version 2 (one request and one reply per connection):
+  request: one line of JSON: {"protocol": 2, "identity": HEX, "script": NAME, "argv": [...],
            "cwd": DIR, "env": {NAME: VALUE} (PER_CALL names only), "stdout": {"tty": BOOL, "errors": STR},
-           "stderr": {...}}; or {"protocol": 1, "identity": HEX, "stop": true}; or {"protocol": 1, "ping": true}
-  reply:   one ASCII line `memory-search-helper/1 STATUS EXIT OUT ERR`, then the output as segments in
+           "stderr": {...}}; or {"protocol": 2, "identity": HEX, "stop": true}; or {"protocol": 2, "ping": true}
+  reply:   the line `memory-search-helper/2 accepted` as soon as the request is read (the handshake), then
+           one ASCII line `memory-search-helper/2 STATUS EXIT OUT ERR`, then the output as segments in
            the order it was written, each `o` or `e` (stdout, stderr), its length in ASCII digits, a newline
            and that many bytes; OUT and ERR are the byte totals of each stream. STATUS is ok, refused
            (another configuration, unknown script, bad request), stopped or pong; only ok carries output.
+
+A helper that does not complete the handshake within HANDSHAKE_SECONDS (stopped, deadlocked, swapped
+out) is bypassed: the script says so in one line on stderr, runs in-process, and the helper it starts
+for the next call replaces the stuck one (helper.py ends it by its pid file).
 
 Secrets never cross the socket: the database URL, the provider, the model and the API key are not
 sent, only a hash of them (the configuration identity) that names the helper's socket and that the
@@ -24,10 +29,12 @@ folder is ignored and no request is sent.
 import os
 import sys
 
-PROTOCOL = 1
-REPLY_MAGIC = b"memory-search-helper/1"
-CONNECT_TIMEOUT = 0.5
+PROTOCOL = 2
+REPLY_MAGIC = b"memory-search-helper/2"
+ACCEPTED = REPLY_MAGIC + b" accepted\n"
+HANDSHAKE_SECONDS = 1.0  # to connect, send the request and hear it accepted: a working helper takes milliseconds
 REPLY_TIMEOUT = 120.0
+STUCK = "stuck"  # what _exchange returns for a helper that accepts connections but does not answer
 MAX_REPLY_BYTES = 64 << 20
 MAX_SOCKET_PATH = 100  # bytes; a Unix socket address holds 108
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,48 +51,63 @@ CONFIGURATION = ("MEMORIES_DATABASE_URL", "COCOINDEX_DATABASE_URL", "MEMORIES_EM
 PATHS = ("MEMORIES_DATA_DIR", "XDG_DATA_HOME", "HOME", "XDG_STATE_HOME")  # made absolute before hashing
 
 
-def answer(script: str) -> bool:
+START, REPLACE = "start", "replace"  # what answer() asks of the in-process run
+
+
+def answer(script: str) -> str:
     """Write the helper's answer and exit when a helper of this configuration serves `script` (search,
     recent, stats or similar).
 
-    Otherwise return whether the in-process run should start a helper for the next call (True when
-    none is listening; False when helpers are disabled, the folder is not private, or a helper
-    answered badly)."""
+    Otherwise return what the in-process run should do for the next call: START a helper (none is
+    listening), REPLACE the one that did not answer (after saying so on stderr), or "" (helpers are
+    disabled, the folder is not private, or a helper answered badly)."""
     environ = os.environ
     if _disabled(environ, sys.argv[1:]):
-        return False
+        return ""
     try:
         cwd = os.getcwd()
         folder = private_folder(environ)
     except OSError:
-        return False
+        return ""
     if folder is None:
-        return False
+        return ""
     if not (environ.get("MEMORIES_NO_DAEMON") or "").strip() and _dotenv_disables(dotenv_bytes(environ, cwd)):
-        return False
+        return ""
     if folder == "":
-        return True  # no folder yet: the helper creates it
+        return START  # no folder yet: the helper creates it
     name = identity(environ, cwd)
     path = os.path.join(folder, socket_name(name))
     if len(path.encode()) > MAX_SOCKET_PATH:
-        return False  # no helper can listen there
+        return ""  # no helper can listen there
     try:
         status = os.lstat(path)
     except FileNotFoundError:
-        return True
+        return START
     except OSError:
-        return False
+        return ""
     if not _is_own_socket(status):
-        return False
+        return ""
     reply = _exchange(path, _request(script, name, cwd, environ))
     if reply is None:
-        return True  # nobody listening on a left-over socket
+        return START  # nobody listening on a left-over socket
+    if reply is STUCK:
+        _say(f"{script}.py: warning: the warm helper did not answer within {HANDSHAKE_SECONDS:.0f} s: running "
+             "without it (a new helper replaces it)")
+        return REPLACE
     parsed = parse_reply(reply)
     if parsed is None or parsed[0] != "ok":
-        return False
+        return ""
     _, code, segments = parsed
     _write_and_exit(segments, code)
-    return False  # not reached
+    return ""  # not reached
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _disabled(environ, args) -> bool:
@@ -248,22 +270,43 @@ def encode(value) -> str:
     raise TypeError(f"cannot encode {type(value).__name__}")
 
 
-def _exchange(path: str, request: bytes):
-    """The raw reply, b"" when the helper broke off, None when nobody listens."""
+def _exchange(path: str, request: bytes, reply_timeout: float = REPLY_TIMEOUT):
+    """The raw reply after the handshake, b"" when the helper broke off, None when nobody listens, STUCK when
+    the helper does not connect, take the request and say it accepted it within HANDSHAKE_SECONDS."""
     import _socket
+    from time import monotonic
 
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    deadline = monotonic() + HANDSHAKE_SECONDS
     try:
-        connection.settimeout(CONNECT_TIMEOUT)
+        connection.settimeout(HANDSHAKE_SECONDS)
         try:
             connection.connect(path)
+        except _socket.timeout:
+            return STUCK  # its backlog is full: it accepts nobody
         except OSError:
             return None
+        chunks = []
         try:
-            connection.settimeout(REPLY_TIMEOUT)
+            connection.settimeout(max(0.001, deadline - monotonic()))
             connection.sendall(request)
-            chunks = []
-            size = 0
+            head = b""
+            while len(head) < len(ACCEPTED):
+                connection.settimeout(max(0.001, deadline - monotonic()))
+                chunk = connection.recv(1 << 16)
+                if not chunk:
+                    return b""
+                head += chunk
+        except _socket.timeout:
+            return STUCK
+        except OSError:
+            return b""
+        if not head.startswith(ACCEPTED):
+            return b""
+        chunks.append(head[len(ACCEPTED):])
+        size = len(chunks[0])
+        try:
+            connection.settimeout(reply_timeout)
             while True:
                 chunk = connection.recv(1 << 16)
                 if not chunk:

@@ -1,7 +1,8 @@
 """The link graph in the browser: GET /graph, and the data it draws.
 
-The page (static/graph.html) is one self-contained file: its script lays the graph out with a small
-force simulation and draws it as SVG, so it works offline and brings no third-party code. Its data
+The page (static/graph.html, with static/graph.js, which the knowledge-base page draws its graph with too)
+lays the graph out with a small force simulation and draws it as SVG, so it works offline and brings no
+third-party code. Its data
 comes from GET /graph/data.json; a click on a node asks GET /graph/related.json for the node's
 related memories. serve.py mounts these routes beside the API's.
 """
@@ -16,11 +17,12 @@ from ..config import Settings
 from ..errors import UsageError
 
 PAGE = Path(__file__).resolve().parent.parent / "static" / "graph.html"
+SCRIPT = PAGE.with_name("graph.js")  # the layout and drawing, shared with the knowledge-base page
 DEFAULT_DB = "default"
 
 
 def graph_routes(databases: Mapping[str, Settings], resources, answer) -> list:
-    """Starlette routes: GET /graph, /graph/data.json?db=, /graph/related.json?db=&path=&top=.
+    """Starlette routes: GET /graph, /graph/graph.js, /graph/data.json?db=, /graph/related.json?db=&path=&top=.
 
     answer(work) runs a request's work and turns a failure into the API's error response."""
     import anyio.to_thread
@@ -49,6 +51,9 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer) -> list:
     async def page(request):
         return FileResponse(PAGE, media_type="text/html; charset=utf-8")
 
+    async def script(request):
+        return FileResponse(SCRIPT, media_type="text/javascript; charset=utf-8")
+
     async def data(request):
         return await run(request, lambda memories, _: memories.graph())
 
@@ -69,4 +74,5 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer) -> list:
         return await run(request, related_list)
 
     return [Route("/graph", page, methods=["GET"]), Route("/graph/", page, methods=["GET"]),
-            Route("/graph/data.json", data, methods=["GET"]), Route("/graph/related.json", related, methods=["GET"])]
+            Route("/graph/graph.js", script, methods=["GET"]), Route("/graph/data.json", data, methods=["GET"]),
+            Route("/graph/related.json", related, methods=["GET"])]

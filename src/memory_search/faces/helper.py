@@ -10,7 +10,13 @@ One helper serves one configuration (database, provider, model, key, data dir, c
 socket is named by a hash of that configuration, and a request carrying another hash is refused.
 Secrets reach it only through its own environment, inherited from the run that started it. Requests
 are handled concurrently, each on its own thread with a deadline for reading the request, so a client
-that stalls delays nobody. Idle helpers exit; at most MAX_HELPERS run at once per user."""
+that stalls delays nobody; each request is acknowledged as soon as it is read (the handshake client.py
+waits for). Idle helpers exit; at most MAX_HELPERS run at once per user.
+
+Each helper writes its pid beside its socket (<name>.pid in the private folder). db.py stop, the cap on
+helpers and a helper replacing a stuck one end a helper by that pid, answering or not, once the process
+is seen to be ours: the pid file is a regular file of ours in our private folder, and the process runs
+as us with this module's command line."""
 
 from __future__ import annotations
 
@@ -33,6 +39,8 @@ MAX_OPEN = 64  # connections accepted and not yet answered
 REQUEST_DEADLINE = 2.0  # seconds a client has to send its whole request
 SEND_DEADLINE = 10.0
 MAX_REQUEST_BYTES = 1 << 20
+STOP_GRACE = 3.0  # seconds a helper asked to stop has before it is killed
+MODULE = "memory_search.faces.helper"
 SCRIPTS = {"search": "search.py", "recent": "recent.py", "stats": "stats.py", "similar": "similar.py"}
 
 
@@ -49,45 +57,130 @@ def socket_path(environ=None, cwd: str | None = None) -> Path:
 
 # --- starting and stopping ----------------------------------------------------------------------
 
-def start_in_background(warm: bool = True, environ=None) -> None:
-    """Start a helper for this configuration, detached; it gives up at once if one already runs."""
+def start_in_background(warm: bool = True, environ=None, replace: bool = False) -> None:
+    """Start a helper for this configuration, detached; it gives up at once if one already runs and answers.
+    replace: the one that runs did not answer; the new one ends it and takes its place."""
     environment = dict(os.environ if environ is None else environ)
     package_parent = str(Path(client.PACKAGE_DIR).parent)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
+    flags = [*(["--warm"] if warm else []), *(["--replace"] if replace else [])]
     try:
-        subprocess.Popen([sys.executable, "-m", "memory_search.faces.helper", *(["--warm"] if warm else [])],
-                         env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen([sys.executable, "-m", MODULE, *flags], env=environment, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         pass
 
 
 def stop(environ=None) -> bool:
-    """Stop every helper of this user (db.py stop: their connections would break anyway)."""
+    """End every helper of this user (db.py stop: their connections would break anyway), answering or not:
+    each by its pid once it is seen to be ours; a socket with no helper of ours behind it is removed.
+    False when none ran."""
     folder = client.private_folder(os.environ if environ is None else environ)
     if not folder:
         return False
-    stopped = False
-    for path in Path(folder).glob("*.sock"):
-        stopped = _send_stop(path) or stopped
-    return stopped
+    folder = Path(folder)
+    ended = _end([pid for path in folder.glob("*.pid") if (pid := own_helper_pid(path)) is not None])
+    for path in [*folder.glob("*.sock"), *folder.glob("*.pid")]:  # what no helper of ours is behind any more
+        if own_helper_pid(path.with_suffix(".pid")) is None:
+            path.unlink(missing_ok=True)
+    return ended
 
 
-def _send_stop(path: Path) -> bool:
+def own_helper_pid(pid_file: Path):
+    """The pid in `pid_file` when that process is a helper of ours, else None. The file must be a regular file
+    of this user's (in the private folder the caller checked); the process must run as this user with this
+    module's command line, so neither a planted file nor a reused pid makes us signal someone else."""
+    import stat
+
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(client.CONNECT_TIMEOUT)
-            connection.connect(str(path))
-            connection.settimeout(SEND_DEADLINE)
-            connection.sendall(client.encode({"protocol": client.PROTOCOL, "stop": True}).encode() + b"\n")
-            reply = connection.recv(256)
-        return reply.startswith(client.REPLY_MAGIC + b" stopped")
+        status = os.lstat(pid_file)
+        if not stat.S_ISREG(status.st_mode) or status.st_uid != os.getuid() or status.st_size > 32:
+            return None
+        pid = int(pid_file.read_text(encoding="ascii").strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if pid <= 1 or pid == os.getpid():
+        return None
+    owner, arguments = _process(pid)
+    if owner != os.getuid() or arguments is None or MODULE not in arguments or _zombie(pid):
+        return None
+    return pid
+
+
+def _process(pid: int):
+    """(uid, command-line arguments) of a running process, (None, None) when there is none or it cannot be
+    read."""
+    try:
+        owner = os.stat(f"/proc/{pid}").st_uid
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return owner, [part.decode("utf-8", "replace") for part in handle.read().split(b"\0")]
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return None, None  # /proc is there and the process is not
     except OSError:
+        return None, None
+    try:  # no /proc (macOS, the BSDs): ps says who runs it and how
+        listed = subprocess.run(["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)], capture_output=True,
+                                text=True, timeout=5)
+        owner, _, command = listed.stdout.strip().partition(" ")
+        return int(owner), command.split()
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None, None
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
         return False
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _end(pids: list[int], grace: float = STOP_GRACE) -> bool:
+    """End these helpers: SIGTERM (and SIGCONT, so a stopped one receives it), then SIGKILL for those still
+    there after `grace` seconds. True when there were any."""
+    import signal
+
+    for pid in pids:
+        for number in (signal.SIGTERM, signal.SIGCONT):
+            try:
+                os.kill(pid, number)
+            except OSError:
+                pass
+    deadline = time.monotonic() + grace
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    deadline = time.monotonic() + grace
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(pids)
+
+
+def _answers(path: Path) -> bool:
+    """Whether a helper listens at `path` and completes the handshake in time."""
+    reply = client._exchange(str(path), client.encode({"protocol": client.PROTOCOL, "ping": True}).encode() + b"\n",
+                             reply_timeout=client.HANDSHAKE_SECONDS)
+    return isinstance(reply, bytes) and reply.startswith(client.REPLY_MAGIC + b" pong")
+
+
 def _evict_beyond_cap(folder: Path, own: Path) -> None:
-    """Stop the least recently used helpers so that at most MAX_HELPERS run (a socket's mtime is its last use)."""
+    """End the least recently used helpers so that at most MAX_HELPERS run (a socket's mtime is its last use)."""
     others = []
     for path in folder.glob("*.sock"):
         if path != own:
@@ -97,8 +190,11 @@ def _evict_beyond_cap(folder: Path, own: Path) -> None:
                 pass
     others.sort()
     for _, path in others[:max(0, len(others) - (MAX_HELPERS - 1))]:
-        if not _send_stop(path):
-            path.unlink(missing_ok=True)  # nobody listening: a left-over
+        pid = own_helper_pid(path.with_suffix(".pid"))
+        if pid is not None:
+            _end([pid])
+        else:
+            path.unlink(missing_ok=True)  # no helper of ours behind it: a left-over
 
 
 # --- a request's output -------------------------------------------------------------------------
@@ -166,7 +262,7 @@ class Helper:
         self.busy_lock = threading.Lock()
         self.last_used = time.monotonic()
         self.stopping = threading.Event()
-        self.inode = path.stat().st_ino
+        self.inode = None  # the socket's, once it listens
 
     def warm_up(self) -> None:
         """Load the model and open a connection for the directory the helper was started for."""
@@ -220,8 +316,9 @@ class Helper:
         try:
             with connection:
                 message = _read_request(connection)
-                reply = self._reply(message) if message is not None else _header("refused", 0, 0)
                 connection.settimeout(SEND_DEADLINE)
+                connection.sendall(client.ACCEPTED)  # the handshake: this helper is alive and has the request
+                reply = self._reply(message) if message is not None else _header("refused", 0, 0)
                 connection.sendall(reply)
         except OSError:
             pass
@@ -343,8 +440,8 @@ def _valid_request(message: dict):
     return {"script": script, "argv": argv, "cwd": cwd, "env": env, **streams}
 
 
-def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
-    import fcntl
+def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False, replace: bool = False) -> None:
+    import signal
 
     environ = os.environ
     base = client.runtime_base(environ)
@@ -363,16 +460,21 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
         return  # beyond what a Unix socket address can hold
     os.umask(0o077)
     lock = open(folder / (path.stem + ".lock"), "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return  # this configuration's helper already runs
+    if not _lock(lock, path, replace):
+        lock.close()
+        return  # this configuration's helper already runs and answers
+    pid_file = path.with_suffix(".pid")
+    _write_pid(pid_file)
+    # Everything slow comes before listening: a client that connects is answered at once, and one that finds no
+    # socket meanwhile runs in-process, rather than waiting out the handshake and taking this helper for stuck.
+    helper = Helper(identity, path, idle_seconds)
+    signal.signal(signal.SIGTERM, lambda *_: helper.stopping.set())  # db.py stop: finish what is under way
+    _evict_beyond_cap(folder, path)
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(MAX_OPEN)
-    helper = Helper(identity, path, idle_seconds)
-    _evict_beyond_cap(folder, path)
+    helper.inode = path.stat().st_ino
     if warm:
         threading.Thread(target=helper.warm_up, daemon=True).start()
     try:
@@ -386,9 +488,50 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False) -> None:
                 os.unlink(lock.name)
         except OSError:
             pass
+        try:
+            if pid_file.read_text(encoding="ascii").strip() == str(os.getpid()):
+                pid_file.unlink()
+        except (OSError, UnicodeDecodeError):
+            pass
         helper.resources.close()
         lock.close()
 
 
+def _lock(lock, path: Path, replace: bool) -> bool:
+    """Take this configuration's lock. When another helper holds it and `replace` is asked, that helper is
+    ended if it does not answer now (it may have recovered since the caller gave up on it), and the lock taken."""
+    import fcntl
+
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        if not replace or _answers(path):
+            return False
+    stuck = own_helper_pid(path.with_suffix(".pid"))
+    if stuck is not None:
+        _end([stuck], grace=0.5)
+    deadline = time.monotonic() + STOP_GRACE
+    while time.monotonic() < deadline:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def _write_pid(pid_file: Path) -> None:
+    temporary = pid_file.with_name(f".{pid_file.name}.{os.getpid()}")
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+            handle.write(f"{os.getpid()}\n")
+        os.replace(temporary, pid_file)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+
+
 if __name__ == "__main__":
-    serve(float(os.environ.get("MEMORIES_HELPER_IDLE", IDLE_SECONDS)), warm="--warm" in sys.argv[1:])
+    serve(float(os.environ.get("MEMORIES_HELPER_IDLE", IDLE_SECONDS)), warm="--warm" in sys.argv[1:],
+          replace="--replace" in sys.argv[1:])

@@ -2,7 +2,8 @@
 
 Routes (GET only): /api/health, /api/list, /api/search, and the deprecated /api/keyword and
 /api/semantic, which are /api/search with a fixed target; /api/read returns a memory's lines; /graph
-draws the link graph (graph.py); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
+draws the link graph (graph.py); / is the knowledge-base page (page.py: its JSON under /page/, and a
+POST that refreshes the index); /mcp is the MCP server over Streamable HTTP. A "db" is a named index:
 a memories directory and its table, or an index another machine builds (index:PREFIX). The default one
 is MEMORIES_DIR's; more come from --db or from databases.json in the configuration folder. Both branches
 of a search run at once, each on its own read-only connection, through the same search as search.py."""
@@ -31,6 +32,7 @@ from ..errors import MemorySearchError, ParameterError, UsageError, first_line, 
 from ..resources import Resources
 from .cli import Console, command, exit_codes_help, memories_option
 from .graph import graph_routes
+from .page import page_routes
 from .outcomes import outcome
 
 DEFAULT_DB = "default"
@@ -101,15 +103,21 @@ def _database(name: str, index: str, directory: str, created: str) -> Database:
 
 
 def load(settings: Settings, databases: list[Database], resources: Resources, warn) -> None:
-    """Open every registered db whose directory and index exist; the others stay registered only. An `index`
-    db is read from the index alone: its memories are on the machine that builds it."""
+    """Open every registered db whose directory and index exist and that this database role may read; the others
+    stay registered only, each named with the reason. An `index` db is read from the index alone: its memories
+    are on the machine that builds it."""
+    from ..database import refusal
+
     for database in databases:
         try:
             chosen = _settings_of(settings, database)
             with resources.open(chosen) as memories:
                 memories.search("warm up", top=1)
-        except MemorySearchError as error:
-            warn(f"db {database.name!r} not loaded: {error}")
+        except Exception as error:
+            known = error if isinstance(error, MemorySearchError) else refusal(error)
+            if known is None:
+                raise
+            warn(f"db {database.name!r} not loaded: {known}")
             continue
         database.settings = chosen
 
@@ -165,11 +173,12 @@ def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
     return JSONResponse({"error": mask_secrets(message, *secrets)}, status_code=status)
 
 
-def create_app(databases: list[Database], resources: Resources, secrets: tuple = (),
-               mcp_hosts: list[str] | None = None) -> Starlette:
-    """The application; `secrets` (the Voyage key, the database URL) never appear in an error. With
-    `mcp_hosts` (the Host values the MCP SDK's own check accepts), the default db's MCP tools are served at
-    /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py."""
+def create_app(databases: list[Database], resources: Resources, secrets: tuple = (), mcp: bool = False,
+               refresh: bool = False) -> Starlette:
+    """The application; `secrets` (the Voyage key, the database URL) never appear in an error. With `mcp`, the
+    default db's MCP tools are served at /mcp over Streamable HTTP, the same tools and schemas as mcp_server.py
+    (behind http_guard.Guard, which checks Host and Origin for every route). refresh: whether the page at /
+    may start index runs (page.py)."""
     by_name = {database.name: database for database in databases}
 
     def loaded(name: str | None) -> Database:
@@ -269,36 +278,39 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     ]
     routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                            answer)
+    routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
+                          answer, query_values, refresh)
     lifespan = None
     served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
-    if mcp_hosts is not None and served:
-        route, lifespan = mcp_route(served[0].settings, resources, mcp_hosts)
+    if mcp and served:
+        route, lifespan = mcp_route(served[0].settings, resources)
         routes.append(route)
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error},
                      lifespan=lifespan)
 
 
-def mcp_route(settings: Settings, resources: Resources, hosts: list[str]):
+def mcp_route(settings: Settings, resources: Resources):
     """(the /mcp route, the lifespan that runs its sessions): the MCP SDK's Streamable HTTP transport over the
-    same server mcp_server.py runs on stdio, with the SDK's own Host and Origin checks."""
+    same server mcp_server.py runs on stdio. Its sessions are capped per token and end when idle
+    (http_guard.SessionCap); the Host and Origin checks are http_guard.Guard's, for every route alike."""
     from contextlib import asynccontextmanager
 
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from .http_guard import MCP_IDLE_SECONDS, SessionCap
     from .mcp_server import Tools, build_server
 
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                         allowed_origins=[f"http://{host}" for host in hosts]
-                                         + [f"https://{host}" for host in hosts])
-    manager = StreamableHTTPSessionManager(app=build_server(Tools(settings, resources)), security_settings=security)
+    manager = StreamableHTTPSessionManager(
+        app=build_server(Tools(settings, resources)), session_idle_timeout=MCP_IDLE_SECONDS,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
 
     @asynccontextmanager
     async def lifespan(app):
         async with manager.run():
             yield
 
-    return Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)), lifespan
+    return Route("/mcp", endpoint=SessionCap(manager, StreamableHTTPASGIApp(manager))), lifespan
 
 
 # --- serving --------------------------------------------------------------------------------------
@@ -369,12 +381,14 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
         load(settings, databases, resources, lambda message: say(f"warning: {message}"))
         bound = sock.getsockname()[1]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
-        hosts = http_guard.allowed_hosts(host, bound, extra_hosts)
+        hosts = http_guard.Hosts(host, bound, extra_hosts)
+        # The page starts index runs for whoever reaches it: on loopback, or with the token.
         app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url),
-                                          sorted(hosts)), hosts, token)
+                                          mcp=True, refresh=token is not None or host in LOOPBACK), hosts, token)
         protocol = type("Protocol", (http_guard.GuardedH11,), {"cap": http_guard.connection_cap()})
         config = uvicorn.Config(app, http=protocol, lifespan="on", timeout_graceful_shutdown=5, access_log=False,
-                                log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5)
+                                log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5,
+                                backlog=http_guard.ACCEPT_BATCH)
         with EndpointFile(url) as endpoint:
             say(f"serving {', '.join(db.name for db in databases if db.settings) or 'no db'} at {url} "
                 f"(written to {endpoint.path})" + ("; a bearer token is required" if token else "")
@@ -389,6 +403,7 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
 
 SERVE_EXAMPLES = """\
   serve.py                                  # a free port; the URL goes to the endpoint file
+  xdg-open "$(cat ~/.config/memory-search/endpoint)/"   # the knowledge-base page
   serve.py --port 8765 --db work=~/work-memories
   curl "$(cat ~/.config/memory-search/endpoint)/api/search?db=default&q=HNSW&limit=5"
   serve.py --token-file ~/.config/memory-search/token   # every route but /api/health needs the token
@@ -420,12 +435,15 @@ def serve_command(console: Console, host, port, dbs, token_file, allowed, memori
     """Serve the memories over a read-only HTTP API, on 127.0.0.1 by default.
 
     GET /api/health, /api/list, /api/search?db=&q=&limit=&target=keyword|semantic
-    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /graph?db= draws the
-    link graph in a browser; /mcp is the MCP server (Streamable HTTP) over the first db that loads.
+    (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /?db= is the
+    knowledge-base page for people (overview, search, a memory, recent records, the graph, index
+    progress and refresh); /graph?db= draws the link graph in a browser; /mcp is the MCP server
+    (Streamable HTTP) over the first db that loads. With a token, a browser signs in at /signin.
     The default db is the memories directory's index; databases.json
     in the configuration folder and --db add more. The base URL is written to
     <config>/memory-search/endpoint (mode 0600) and removed on exit. Only requests for the
-    server's own host names are answered."""
+    server's own host names are answered: on 0.0.0.0 or ::, loopback and every address and
+    name of the machine; --allowed-host adds more. Every 4xx has a JSON body."""
     serve(console.settings(memories), host, port, tuple(dbs),
           lambda message: console.err(f"{console.prog}: {message}"),
           Path(console.absolute(token_file)) if token_file else None, tuple(allowed))

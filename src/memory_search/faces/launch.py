@@ -8,14 +8,14 @@ as soon as it can start."""
 import sys
 
 HELPED = ("search", "recent", "stats", "similar")  # the read-only scripts a warm helper may answer
-NEEDS = {"serve": ("starlette", "uvicorn"), "mcp_server": ("mcp",)}  # beyond the core dependencies
+NEEDS = {"serve": ("starlette", "uvicorn", "markdown_it"), "mcp_server": ("mcp",)}  # beyond the core dependencies
 
 
 def launch(script: str) -> None:
     """Run scripts/<script>.py: through the warm helper, else in this process."""
     from . import environment
 
-    start_helper = False
+    start_helper = ""
     if script in HELPED:
         from . import client
 

@@ -78,7 +78,10 @@ TOOLS: dict[str, dict] = {
         "description": (
             "Report what the search index holds and how far it is behind the memories directory: files and "
             "chunks by kind and status, the embedding model, when it was last indexed, and how many files are "
-            "new, changed or deleted since (pending). Use it when results look out of date."),
+            "new, changed or deleted since (pending), how many chunks still wait for their embeddings "
+            "(waiting_for_embeddings: found by keyword, not yet by meaning), and files that could not be read "
+            "(unreadable). Up to date when pending is all 0 and waiting_for_embeddings is 0. Use it when results "
+            "look out of date."),
         "properties": {},
         "required": [],
     },

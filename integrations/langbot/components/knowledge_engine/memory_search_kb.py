@@ -28,6 +28,7 @@ try:  # imported now: the runtime puts the plugin's folder on sys.path only whil
     from memory_search.errors import EmbeddingFailed, MemorySearchError
     from memory_search.knowledge_base import Document, KnowledgeBase, decode_document
     from memory_search.memories import BadMemory
+    from memory_search.retrieval import check_query_length
 except ImportError as missing:
     raise ImportError(f"the memory_search library is missing ({missing}): install the package that "
                       "`make langbot-plugin` builds, which bundles it, or pip install memory-search "
@@ -93,6 +94,8 @@ class MemorySearchKnowledgeBase(KnowledgeEngine):
         if mode is None:
             raise RetrievalError(f"unknown retrieval_mode {options.get('retrieval_mode')!r}: "
                                  "use hybrid, semantic or keyword")
+        # before a LangBot embedding model is asked for the query's vector
+        await self._call(check_query_length, context.query, error=RetrievalError)
         knowledge_base = await self._knowledge_base(context.get_collection_id(), context.creation_settings or {},
                                                     embed=mode != "keyword", query=context.query)
         hits = await self._call(

@@ -1,0 +1,49 @@
+"""A memory to show whole: its frontmatter apart from its body, and where each link in it leads."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .memories import BadMemory, split_frontmatter
+from .records import Record, make_record
+
+DOCUMENT_LIMIT = 1_000_000  # characters shown at most; read a larger memory in parts
+
+
+@dataclass
+class Document:
+    record: Record
+    frontmatter: dict
+    body: str
+    body_start_line: int  # 1-based line of the body's first line in the file
+    end_line: int  # the file's last line
+    # A link's target as written ([[target]], or a Markdown link's destination) -> the path, relative to the
+    # memories directory, of the memory it leads to; a link that leads nowhere (or to several) is absent.
+    links: dict[str, str] = field(default_factory=dict)
+    problem: str | None = None  # why the frontmatter could not be read (then it is part of the body)
+
+
+def document(memories, path: str) -> Document:
+    """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index."""
+    from .errors import MemorySearchError
+    from .links import edges
+    from .schema import ManagedTables
+
+    passage = memories.read(path, 1, None, limit=DOCUMENT_LIMIT)
+    root = memories.root
+    relpath = os.path.relpath(passage.path, os.path.realpath(root)).replace(os.sep, "/")
+    problem = None
+    try:
+        frontmatter, body, body_start = split_frontmatter(passage.text)
+    except BadMemory as reason:
+        frontmatter, body, body_start, problem = {}, passage.text, 1, str(reason)
+    links: dict[str, str] = {}
+    try:
+        for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
+            if edge.target_file is not None:
+                links.setdefault(edge.target, os.path.relpath(edge.target_file, root).replace(os.sep, "/"))
+    except MemorySearchError:
+        pass  # a memory is shown without its links when the index cannot be read
+    record = make_record(passage.path, relpath, frontmatter, body)
+    return Document(record, frontmatter, body, body_start, passage.end_line, links, problem)

@@ -1,0 +1,127 @@
+"""A memory's Markdown as HTML for the knowledge-base page: read-only, and safe whatever the memory holds.
+
+markdown-it-py (CommonMark, with tables and strikethrough) renders it with raw HTML turned off, so a tag
+in a memory is shown as text, never parsed; every text and attribute is escaped by the renderer. What it
+would still emit that a hostile note could use is narrowed here, so the output needs no sanitiser after it:
+- links: only http, https and mailto URLs stay links (they open in a new tab, without referrer or opener);
+  a link to a memory ([[Note]], [text](note.md)) that the index resolves opens that memory in the page;
+  anything else (javascript:, data:, a relative file) is shown as its text;
+- images are shown as their alt text and never fetched (the page stays offline and tells no one it was read);
+- no inline style (table alignment becomes a class), so the page's Content-Security-Policy needs none.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from urllib.parse import unquote, urlencode
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
+OPEN_SCHEMES = ("http", "https", "mailto")
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+
+
+def render(body: str, links: dict[str, str], db: str | None = None) -> str:
+    """HTML of a memory's body. links: a link's target as written -> the relative path of the memory it leads
+    to (document.Document.links); db: the db named in the links to memories."""
+    resolved = {unquote(target).strip().lower(): relpath for target, relpath in links.items()}
+    return _markdown().render(body, {"links": resolved, "db": db})
+
+
+def memory_href(relpath: str, db: str | None) -> str:
+    """The page's address of a memory: ?db=...&open=..."""
+    return "?" + urlencode({**({"db": db} if db else {}), "open": relpath})
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    markdown.enable(["table", "strikethrough"])
+    markdown.validateLink = _allowed  # before our renderers see a link: no dangerous scheme reaches them
+    markdown.inline.ruler.before("link", "wikilink", _wikilink)
+    markdown.core.ruler.push("no_inline_style", _no_inline_style)
+    markdown.add_render_rule("link_open", _link_open)
+    markdown.add_render_rule("link_close", _link_close)
+    markdown.add_render_rule("image", _image)
+    markdown.add_render_rule("wikilink", _render_wikilink)
+    return markdown
+
+
+def _allowed(url: str) -> bool:
+    """A URL may be a link when it has no scheme (a path or an anchor) or one of OPEN_SCHEMES."""
+    scheme = _SCHEME.match(url.strip())
+    return scheme is None or scheme.group(1).lower() in OPEN_SCHEMES
+
+
+def _link_open(self, tokens, idx, options, env):
+    token = tokens[idx]
+    href = token.attrGet("href") or ""
+    scheme = _SCHEME.match(href)
+    target = None
+    if scheme is None and not href.startswith("#"):
+        target = env["links"].get(unquote(href).strip().lower())
+    if target is not None:
+        token.meta["tag"] = "a"
+        return (f'<a class="memory-link" href="{escapeHtml(memory_href(target, env["db"]))}" '
+                f'data-open="{escapeHtml(target)}">')
+    if scheme is not None and scheme.group(1).lower() in OPEN_SCHEMES:
+        token.meta["tag"] = "a"
+        return f'<a href="{escapeHtml(href)}" rel="noopener noreferrer nofollow" target="_blank">'
+    if href.startswith("#"):
+        token.meta["tag"] = "a"
+        return f'<a href="{escapeHtml(href)}">'
+    token.meta["tag"] = "span"  # a relative file the page cannot open, or a memory the index does not know
+    return f'<span class="dead-link" title="{escapeHtml(href)}">'
+
+
+def _link_close(self, tokens, idx, options, env):
+    # The opening token is the last link_open before this one at the same level.
+    for index in range(idx - 1, -1, -1):
+        if tokens[index].type == "link_open" and tokens[index].level == tokens[idx].level:
+            return f"</{tokens[index].meta.get('tag', 'a')}>"
+    return "</a>"
+
+
+def _image(self, tokens, idx, options, env):
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    return f'<span class="image-alt" title="{escapeHtml(token.attrGet("src") or "")}">[{escapeHtml(alt)}]</span>'
+
+
+def _wikilink(state, silent: bool) -> bool:
+    """[[target]], [[target|label]], [[target#heading]], ![[embed]], as links.py reads them."""
+    start = state.pos
+    match = _WIKILINK.match(state.src, start)
+    if match is None:
+        return False
+    if not silent:
+        inner = match.group(2)
+        target_part, _, label = inner.partition("|")
+        token = state.push("wikilink", "", 0)
+        target = target_part.split("#", 1)[0].split("^", 1)[0].strip()
+        token.meta = {"target": target, "label": (label or target_part).strip(), "embed": bool(match.group(1))}
+    state.pos = match.end()
+    return True
+
+
+def _render_wikilink(self, tokens, idx, options, env):
+    meta = tokens[idx].meta
+    label = escapeHtml(meta["label"])
+    relpath = env["links"].get(meta["target"].lower())
+    if relpath is None:
+        return f'<span class="dead-link" title="{escapeHtml(meta["target"])}">{label}</span>'
+    kind = "memory-link embed" if meta["embed"] else "memory-link"
+    return (f'<a class="{kind}" href="{escapeHtml(memory_href(relpath, env["db"]))}" '
+            f'data-open="{escapeHtml(relpath)}">{label}</a>')
+
+
+def _no_inline_style(state) -> None:
+    """Table alignment as a class (align-left, align-center, align-right) instead of a style attribute."""
+    for token in state.tokens:
+        style = token.attrGet("style") if token.attrs else None
+        if style:
+            token.attrs.pop("style", None)
+            token.attrSet("class", "align-" + style.rsplit(":", 1)[-1].strip())
