@@ -125,5 +125,6 @@ def test_key_value_lines_and_a_few_turns_stay_paragraphs():
     short = "# Call\n\n**Ann**: hi\n**Bob**: hello\n\nAfter the call we wrote the plan."
     assert len(chunk_markdown(short)) == 1
     assert chunk_markdown(_conversation(14, words=2)) == chunk_markdown(_conversation(14, words=2))
+    assert all(len(chunk.text) <= 300 for chunk in chunk_markdown(_conversation(14, words=5), 1, size=300))
     many = "\n".join(f"Speaker{i}: says {i}" for i in range(12))  # twelve names, once each: a list, not a talk
     assert len(chunk_markdown(many)) == 1

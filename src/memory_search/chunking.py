@@ -11,8 +11,7 @@ MAX_CHARS = 1000  # about the 512 tokens multilingual-e5 reads, for Japanese tex
 # A conversation (lines that open with a speaker's name: "**Ann**: ...", "Ann: ...", "田中：...") is chunked into
 # smaller windows of whole turns, each after the first starting with the last turns of the one before, so every
 # turn is read with the turns around it: a question about one exchange matches the window that holds it.
-DIALOGUE_CHARS = 800
-DIALOGUE_OVERLAP = 400
+DIALOGUE_CHARS = 800  # at most; never more than the chunk size asked for, and the overlap is half a window
 MIN_TURNS = 4  # a conversation has at least this many turns, and fewer speakers than half of them
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -72,6 +71,7 @@ def _chunk(body: str, first_line: int, max_chars: int) -> list[Chunk]:
     current: list[_Block] = []
     current_heading = ""
     size = 0
+    window = min(DIALOGUE_CHARS, max_chars)
 
     def flush():
         nonlocal current, size
@@ -87,8 +87,8 @@ def _chunk(body: str, first_line: int, max_chars: int) -> list[Chunk]:
             title = _HEADING.match(lines[block.start]).group(2)
             headings = [(level, text) for level, text in headings if level < block.level]
             headings.append((block.level, title))
-        elif current and block.turn and current[-1].turn and size + block_size > DIALOGUE_CHARS:
-            carry = _overlap(lines, current)
+        elif current and block.turn and current[-1].turn and size + block_size > window:
+            carry = _overlap(lines, current, window // 2)
             heading = current_heading
             flush()
             current, size, current_heading = carry, sum(_size(lines, kept) for kept in carry), heading
@@ -108,13 +108,13 @@ def _size(lines: list[str], block: _Block) -> int:
     return sum(len(lines[i]) + 1 for i in range(block.start, block.end + 1))
 
 
-def _overlap(lines: list[str], turns: list[_Block]) -> list[_Block]:
-    """The last turns of a window, at most DIALOGUE_OVERLAP characters and never all of them: where the next
+def _overlap(lines: list[str], turns: list[_Block], limit: int) -> list[_Block]:
+    """The last turns of a window, at most `limit` characters and never all of them: where the next
     window starts."""
     carry, carried = [], 0
     for turn in reversed(turns[1:]):
         carried += _size(lines, turn)
-        if not turn.turn or carried > DIALOGUE_OVERLAP:
+        if not turn.turn or carried > limit:
             break
         carry.insert(0, turn)
     return carry
