@@ -51,6 +51,7 @@ SETS = {
     "time-bound": (Path("/tmp/memory-search-time-set"), "test", None),
 }
 LIMIT = 600  # questions per set at most (fixed sample)
+MODEL = "local:multilingual-e5-small:384"  # the bundled model, whose fusion weights relevance.json holds
 
 
 # --- collect -------------------------------------------------------------------------------------------
@@ -128,6 +129,25 @@ def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
                         print(f"{name}: {number}/{len(dataset.queries)}", file=sys.stderr)
 
 
+def count_scripts(out: Path, names: list[str], workdir: Path) -> None:
+    """OUT.counts.json: per set, the chunks in Latin and in CJK script its index holds (the language baseline's
+    floor reads them)."""
+    from memory_search.config import Settings
+    from memory_search.database import connect
+    from memory_search.schema import ManagedTables, read_meta
+
+    counts = {}
+    settings = Settings.from_env()
+    for name in names:
+        root = workdir / name / "memories"
+        if not root.is_dir():
+            continue
+        with connect(settings.with_overrides(memories_dir=str(root)), read_only=True) as conn:
+            kept = json.loads(read_meta(conn, ManagedTables.of(root.absolute())).get("script_means") or "{}")
+        counts[name] = [kept.get("latin", [0])[0], kept.get("cjk", [0])[0]]
+    out.with_suffix(".counts.json").write_text(json.dumps(counts), encoding="utf-8")
+
+
 # --- replay --------------------------------------------------------------------------------------------
 
 def ndcg(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
@@ -149,60 +169,91 @@ def files_of(order: list[int], doc_of: dict[int, str], k: int = 10) -> list[str]
 
 
 def order_by(query: dict, knobs: dict) -> list[int]:
-    """The learned fusion's order (relevance.fuse) under `knobs`, on one question's recorded candidates."""
-    cubed, bm25, gap = knobs.get("coverage_cubed", 0.1), knobs.get("bm25n", 0.1), knobs.get("language_gap", 0.5)
-    margin, scale = knobs.get("other_margin", 0.0), knobs.get("shift_scale", 1.0)
-    language, shift = query["language"], query["shift"] * scale
-    own_cjk = language >= 0.1
-    keyword, other, cos = {}, set(), {}
-    for chunk_id, (_, c, b, v, lang) in zip(query["ids"], query["candidates"]):
-        keyword[chunk_id] = cubed * v ** 3 + bm25 * b
-        if abs(lang - language) > gap:
-            other.add(chunk_id)
-        cos[chunk_id] = c + (shift if shift and (lang >= 0.1) != own_cjk else 0.0)
-    same = [keyword[i] for i in keyword if i not in other]
-    neutral = max(same) if other and same else None
-    score = {i: cos[i] + (neutral - margin if neutral is not None and i in other else keyword[i]) for i in keyword}
-    return sorted(score, key=lambda i: -score[i])
+    """The learned fusion's order (relevance.fuse, the code search.py runs) on one question's recorded
+    candidates, with `knobs` over the shipped fusion weights; shift_scale and floor (the least chunks of
+    either script) vary the language baseline."""
+    from memory_search import relevance
+
+    weights = {**relevance.calibration(MODEL).fusion, **knobs}
+    shift = query["shift"] * knobs.get("shift_scale", 1.0)
+    if min(query.get("script_chunks", (10 ** 9,))) < knobs.get("floor", relevance.MIN_LANGUAGE_CHUNKS):
+        shift = 0.0
+    signals = {chunk_id: {"cos": cos, "bm25n": bm25n, "cov": cov, "lang": lang}
+               for chunk_id, (_, cos, bm25n, cov, lang) in zip(query["ids"], query["candidates"])}
+    return [chunk_id for chunk_id, _ in relevance.fuse(signals, query["language"], weights, shift)]
 
 
-def figures(queries: list[dict], knobs: dict | None) -> dict[str, float]:
-    by_set = defaultdict(list)
+def per_query(queries: list[dict], knobs: dict | None) -> dict:
+    """(set, mode) -> [nDCG@10 of each question], mode keyword, semantic (knobs None) or hybrid."""
+    runs = defaultdict(list)
     for query in queries:
         doc_of = {chunk_id: candidate[0] for chunk_id, candidate in zip(query["ids"], query["candidates"])}
         if knobs is None:
-            runs = {"keyword": query["keyword"], "semantic": query["semantic"]}
-            for leg, order in runs.items():
-                by_set[(query["set"], leg)].append(ndcg(files_of(order, doc_of), query["relevant"]))
+            for leg in ("keyword", "semantic"):
+                runs[(query["set"], leg)].append(ndcg(files_of(query[leg], doc_of), query["relevant"]))
         else:
-            by_set[query["set"]].append(ndcg(files_of(order_by(query, knobs), doc_of), query["relevant"]))
-    return {key: sum(values) / len(values) for key, values in by_set.items()}
+            runs[(query["set"], "hybrid")].append(ndcg(files_of(order_by(query, knobs), doc_of), query["relevant"]))
+    return runs
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def below(hybrid: list[float], leg: list[float]) -> bool:
+    """Whether hybrid loses to a leg beyond noise: its mean paired difference under minus two standard errors."""
+    diffs = [a - b for a, b in zip(hybrid, leg)]
+    spread = math.sqrt(sum((d - mean(diffs)) ** 2 for d in diffs) / max(len(diffs) - 1, 1))
+    return mean(diffs) < -2 * spread / math.sqrt(len(diffs)) if diffs else False
+
+
+def group(name: str) -> str:
+    """Sets of one collection (the same documents, or the two cross-lingual sets) leave together."""
+    for prefix in ("twins", "package-notes", "web-archive"):
+        if name.startswith(prefix):
+            return prefix
+    return "cross-lingual" if name in ("ja-q-en-notes", "en-q-ja-notes") else name
 
 
 def compare(path: Path, grid: dict[str, list]) -> None:
     queries = [json.loads(line) for line in open(path, encoding="utf-8")]
+    counts_file = path.with_suffix(".counts.json")
+    counts = json.loads(counts_file.read_text(encoding="utf-8")) if counts_file.is_file() else {}
+    for query in queries:
+        query["script_chunks"] = counts.get(query["set"], (10 ** 9, 10 ** 9))
     names = sorted({query["set"] for query in queries})
-    legs = figures(queries, None)
-    base = figures(queries, {})
+    legs = per_query(queries, None)
+    now = per_query(queries, {})
     keys = sorted(grid)
     variants = [dict(zip(keys, values)) for values in itertools.product(*(grid[key] for key in keys))]
-    results = [(variant, figures(queries, variant)) for variant in variants]
-    print(f"{'set':22} {'keyword':>8} {'semantic':>8} {'hybrid now':>10}")
+    results = [(variant, per_query(queries, variant)) for variant in variants]
+    print(f"{'set':22} {'n':>5} {'keyword':>8} {'semantic':>8} {'hybrid':>8}")
     for name in names:
-        print(f"{name:22} {legs[(name, 'keyword')]:8.4f} {legs[(name, 'semantic')]:8.4f} {base[name]:10.4f}")
-    print("\nleave-one-collection-out: the variant with the best mean over the other sets, on the set left out")
-    print(f"{'left out':22} {'chosen':40} {'now':>8} {'chosen':>8} {'best leg':>8}")
-    for name in names:
-        others = [n for n in names if n != name]
-        variant, got = max(results, key=lambda item: sum(item[1][n] for n in others) / len(others))
-        best_leg = max(legs[(name, "keyword")], legs[(name, "semantic")])
-        print(f"{name:22} {json.dumps(variant):40} {base[name]:8.4f} {got[name]:8.4f} {best_leg:8.4f}")
-    print("\nevery variant: mean over sets, worst loss against hybrid now, sets below their best leg")
-    for variant, got in sorted(results, key=lambda item: -sum(item[1].values())):
-        mean = sum(got.values()) / len(got)
-        worst = min(got[n] - base[n] for n in names)
-        below = [n for n in names if got[n] < max(legs[(n, "keyword")], legs[(n, "semantic")]) - 0.005]
-        print(f"{json.dumps(variant):50} {mean:.4f} {worst:+.4f} {','.join(below)}")
+        flag = " < a leg" if any(below(now[(name, "hybrid")], legs[(name, leg)]) for leg in ("keyword", "semantic")) \
+            else ""
+        print(f"{name:22} {len(now[(name, 'hybrid')]):5} {mean(legs[(name, 'keyword')]):8.4f} "
+              f"{mean(legs[(name, 'semantic')]):8.4f} {mean(now[(name, 'hybrid')]):8.4f}{flag}")
+    groups = sorted({group(name) for name in names})
+    print("\nleave-one-collection-out: the variant with the best mean over the other collections' sets, "
+          "on the sets left out")
+    print(f"{'left out':22} {'chosen':58} {'now':>8} {'chosen':>8}  {'best leg':>8}   (+/-: beyond noise)")
+    for left in groups:
+        others = [n for n in names if group(n) != left]
+        variant, got = max(results, key=lambda item: mean([mean(item[1][(n, "hybrid")]) for n in others]))
+        for name in (n for n in names if group(n) == left):
+            best = max(mean(legs[(name, "keyword")]), mean(legs[(name, "semantic")]))
+            losing = any(below(got[(name, "hybrid")], legs[(name, leg)]) for leg in ("keyword", "semantic"))
+            flag = " < a leg" if losing else ""
+            change = ("-" if below(got[(name, "hybrid")], now[(name, "hybrid")])
+                      else "+" if below(now[(name, "hybrid")], got[(name, "hybrid")]) else " ")
+            print(f"{name:22} {json.dumps(variant):58} {mean(now[(name, 'hybrid')]):8.4f} "
+                  f"{mean(got[(name, 'hybrid')]):8.4f}{change} {best:8.4f}{flag}")
+    print("\nevery variant: mean over sets, worst change against now, sets below a leg beyond noise")
+    for variant, got in sorted(results, key=lambda item: -mean([mean(item[1][(n, "hybrid")]) for n in names])):
+        worst = min(mean(got[(n, "hybrid")]) - mean(now[(n, "hybrid")]) for n in names)
+        losing = [n for n in names if any(below(got[(n, "hybrid")], legs[(n, leg)]) for leg in ("keyword", "semantic"))]
+        print(f"{json.dumps(variant):58} {mean([mean(got[(n, 'hybrid')]) for n in names]):.4f} {worst:+.4f} "
+              f"{','.join(losing)}")
 
 
 def main() -> None:
@@ -213,12 +264,21 @@ def main() -> None:
     c.add_argument("--sets", default=",".join(SETS))
     c.add_argument("--limit", type=int, default=LIMIT)
     c.add_argument("--workdir", type=Path, default=Path("/tmp/memory-search-fusion-lab"))
+    n = sub.add_parser("counts")
+    n.add_argument("out", type=Path)
+    n.add_argument("--sets", default=",".join(SETS))
+    n.add_argument("--workdir", type=Path, default=Path("/tmp/memory-search-fusion-lab"))
     r = sub.add_parser("compare")
     r.add_argument("pools", type=Path)
-    r.add_argument("--grid", default='{"other_margin": [0, 0.01, 0.02, 0.03], "shift_scale": [0.5, 0.75, 1.0]}')
+    r.add_argument("--grid", default='{"own_language": [0, 0.01, 0.02, 0.03, 0.05], "shift_scale": [0.75, 1.0]}',
+                   help="JSON: knob -> values to try, every combination: the fusion weights of relevance.json "
+                        "(coverage_cubed, bm25n, language_gap, own_language), shift_scale, floor")
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.out, args.sets.split(","), args.limit, args.workdir)
+        count_scripts(args.out, args.sets.split(","), args.workdir)
+    elif args.command == "counts":
+        count_scripts(args.out, args.sets.split(","), args.workdir)
     else:
         compare(args.pools, json.loads(args.grid))
 
