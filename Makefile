@@ -75,20 +75,24 @@ clean:
 bench: install
 	$(BIN)/python tools/bench.py
 
+# Every set (the public ones, examples/eval, our questions over examples/memories, package-notes once
+# `make eval-notes` has built it, the time-bound set) by mode, this tree against $(AGAINST): one table of
+# nDCG@10 with the differences beyond noise marked and every set where hybrid falls below its better leg flagged,
+# then the conversation, best-first and abstention figures (tools/eval_all.py). Reports are kept in
+# $(EVAL_WORK), so a re-run measures only what changed; EVAL_SETS=twins-ja,locomo-dev runs a subset.
+EVAL ?= ../shared/eval
+AGAINST ?= main
+EVAL_WORK ?= /tmp/memory-search-eval-all
+EVAL_SETS ?=
+eval: install
+	$(BIN)/python tools/eval_all.py --eval $(EVAL) --notes $(NOTES_SRC)/set --work $(EVAL_WORK) --against $(AGAINST) \
+		$(if $(EVAL_SETS),--sets $(EVAL_SETS))
+
 # Each set also with questions no document of it answers (tools/abstention_sets.py): per mode, the share of
 # them left with no result at --min-score 0.5, the share of answerable queries keeping their right document,
 # and the scores' calibration.
-EVAL ?= ../shared/eval
 SETS ?= /tmp/memory-search-abstention
 UNANSWERABLE = --abstain $(SETS)/unanswerable
-eval: install
-	$(BIN)/python tools/abstention_sets.py $(SETS) --eval $(EVAL) --notes $(NOTES_SRC)/set
-	$(BIN)/python tools/eval.py $(EVAL)/scifact-train --split train $(UNANSWERABLE)/scifact-train.jsonl
-	$(BIN)/python tools/eval.py $(EVAL)/jsquad-dev --split dev $(UNANSWERABLE)/jsquad-dev.jsonl
-	$(BIN)/python tools/eval.py $(EVAL)/jaquad-train --split train $(UNANSWERABLE)/jaquad-train.jsonl
-	$(BIN)/python tools/eval.py examples/eval/ja-questions-en-notes --split test $(UNANSWERABLE)/ja-questions-en-notes.jsonl
-	$(BIN)/python tools/eval.py examples/eval/en-questions-ja-notes --split test $(UNANSWERABLE)/en-questions-ja-notes.jsonl
-	$(BIN)/python tools/eval.py $(SETS)/memories-questions --split test $(UNANSWERABLE)/memories-questions.jsonl
 
 # The package-notes set (examples/eval/package-notes): npm READMEs, queries = their descriptions.
 NOTES_SRC ?= /tmp/memory-search-package-notes

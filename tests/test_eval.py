@@ -43,3 +43,148 @@ def test_compare_needs_two_known_modes(env):
 def test_eval_refuses_a_folder_without_the_beir_files(env, tmp_path):
     result = run_eval(str(tmp_path), "--split", "test", env=env)
     assert result.returncode == 2 and "corpus.jsonl" in result.stderr
+
+
+def conversation_set(folder):
+    """Three dated sessions of a chat, each long enough for several chunks, and questions with evidence turns."""
+    fillers = ["**Aya**: That sounds lovely, tell me more about your week.",
+               "**Ben**: Work was busy but the weekend was quiet and restful.",
+               "**Aya**: I have been reading in the evenings and cooking a lot.",
+               "**Ben**: Same here, the weather kept everyone indoors lately."]
+    facts = {"s1": "**Ben**: I adopted a greyhound called Pimento from the shelter on Saturday.",
+             "s2": "**Aya**: My pottery class fired its first kiln of porcelain teapots yesterday.",
+             "s3": "**Ben**: Pimento ran his first lure coursing race and came second."}
+    corpus = []
+    for number, (session, fact) in enumerate(facts.items(), start=1):
+        turns = [fillers[i % 4] + f" ({session} {i})" for i in range(40)]
+        turns.insert(30, fact)  # line 33 of the text: heading, blank line, then turns from line 3
+        text = f"# Aya and Ben, 0{number} May 2024\n\n" + "\n".join(turns)
+        corpus.append({"_id": session, "title": f"Aya and Ben: conversation {number}", "text": text,
+                       "metadata": {"path": f"raw/session/2024-05-0{number}/120000_chat_0000000{number}.md",
+                                    "frontmatter": {"kind": "session", "started_at": f"2024-05-0{number}T12:00:00"}}})
+    queries = [("q1", "What is the name of the greyhound Ben adopted?", "4", [["s1", 33]]),
+               ("q2", "What did the pottery class fire in its kiln?", "4", [["s2", 3]]),  # the turn is line 33
+               ("q3", "How did the greyhound Pimento do in lure coursing after his adoption?", "1",
+                [["s1", 33], ["s3", 33]])]
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in corpus), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": query_id, "text": text, "metadata": {"today": "2024-06-01", "category": category,
+                                                                "evidence": evidence}}) + "\n"
+        for query_id, text, category, evidence in queries), encoding="utf-8")
+    (folder / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{query_id}\t{doc_id}\t1\n" for query_id, _, _, evidence in queries for doc_id in {d for d, _ in evidence}),
+        encoding="utf-8")
+
+
+def test_a_conversation_set_is_scored_by_its_evidence_sessions_and_turns(env, tmp_path):
+    conversation_set(tmp_path / "chat")
+    result = run_eval(str(tmp_path / "chat"), "--split", "dev", "--modes", "keyword", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)["conversation"]["keyword"]
+    assert list(figures) == ["all", "1", "4"]
+    assert figures["1"] == {"name": "multi-hop", "queries": 1, "session": 1.0, "multi": 1, "all_sessions": 1.0,
+                            "turn": 1.0}
+    # q2's session is found, but the hit's lines (around line 33) do not hold the line given as evidence.
+    assert figures["4"] == {"name": "single-hop", "queries": 2, "session": 1.0, "multi": 0, "all_sessions": None,
+                            "turn": 0.5}
+    text = run_eval(str(tmp_path / "chat"), "--split", "dev", "--modes", "keyword", env=env).stdout
+    assert "1 multi-hop" in text and "turn@5" in text
+
+
+def test_conversation_figures_count_sessions_every_session_and_turns_in_the_first_five(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import Dataset, conversation_figures
+
+    dataset = Dataset("chat", {}, {"a": "", "b": "", "c": ""}, {}, evidence={
+        "a": [("s1", 10), ("s2", 4)], "b": [("s3", 7)], "c": [("s4", 2)]}, category={"a": "1", "b": "2", "c": "2"})
+    spans = {"a": [("s1", 1, 9), ("s9", 1, 5), ("s8", 1, 5), ("s7", 1, 5), ("s6", 1, 5), ("s2", 1, 9)],
+             "b": [("s3", 5, 9)],
+             "c": [("s5", 1, 3), ("s4", None, None)]}
+    figures = conversation_figures(spans, dataset)
+    assert figures["all"] == {"name": "all", "queries": 3, "session": 1.0, "multi": 1, "all_sessions": 0.0,
+                              "turn": round(1 / 3, 4)}
+    assert figures["1"]["turn"] == 0.0 and figures["2"]["session"] == 1.0 and figures["2"]["turn"] == 0.5
+
+
+BUILT_SETS = ("bilingual-twins", "ja-conversations", "web-archive")
+
+
+@pytest.mark.parametrize("name", BUILT_SETS)
+def test_a_committed_set_is_what_its_build_script_writes(name, tmp_path):
+    folder = ROOT / "examples/eval" / name
+    result = subprocess.run([sys.executable, str(folder / "build.py"), str(tmp_path)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    written = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*") if path.is_file())
+    assert written and all((folder / path).read_bytes() == (tmp_path / path).read_bytes() for path in written)
+
+
+def test_one_language_of_a_bilingual_set_keeps_its_documents_and_the_questions_they_answer(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import load_dataset
+
+    folder = ROOT / "examples/eval/bilingual-twins"
+    both = load_dataset(folder, "ja")
+    english = load_dataset(folder, "ja", language="en")
+    assert len(both.corpus) == 88 and len(english.corpus) == 44 and all(doc.startswith("en/") for doc in english.corpus)
+    assert english.queries == both.queries  # every Japanese question still has its English twin to find
+    assert all(grades == {f"en/{doc[3:]}": 1 for doc in both.qrels[query] if doc.startswith("ja/")}
+               for query, grades in english.qrels.items())
+    assert english.name == "bilingual-twins-en-documents"
+
+
+def test_best_first_counts_the_queries_whose_first_hit_has_their_top_grade(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import Dataset, best_first
+
+    graded = Dataset("twins", {}, {"q1": "", "q2": "", "q3": ""}, {
+        "q1": {"ja/a": 2, "en/a": 1}, "q2": {"ja/b": 2, "en/b": 1}, "q3": {"ja/c": 1}})
+    runs = {"q1": ["ja/a", "en/a"], "q2": ["en/b", "ja/b"], "q3": ["ja/x"]}
+    assert best_first(runs, graded) == 0.5  # q3 has one grade: not counted
+    assert best_first({"q3": ["ja/c"]}, Dataset("flat", {}, {"q3": ""}, {"q3": {"ja/c": 1}})) is None
+
+
+def run_eval_all(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "tools/eval_all.py"), *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_eval_all_names_its_sets_and_refuses_unknown_ones(env, tmp_path):
+    listed = run_eval_all("--list", env=env)
+    assert listed.returncode == 0
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert {"locomo-dev", "twins-ja", "twins-ja-on-en-pages", "ja-conversations", "web-archive", "time-bound",
+            "package-notes-en", "scifact-train"} <= set(names)
+    for args, message in ((["--sets", "twins-ja,nonsense"], "unknown set nonsense"),
+                          (["--against", "no-such-ref-anywhere"], "is not a commit")):
+        result = run_eval_all(*args, "--work", str(tmp_path), env=env)
+        assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_eval_all_marks_changes_beyond_noise_and_flags_hybrid_below_its_better_leg(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from eval_all import EvalSet, paired, table
+
+    queries = [f"q{i}" for i in range(40)]
+    steady = dict.fromkeys(queries, 0.8)
+    assert paired(steady, steady) == (0.0, False)
+    assert paired(steady, {q: 0.8 + (0.3 if i % 2 else -0.3) for i, q in enumerate(queries)})[1] is False  # noise
+    lower = {q: 0.7 + (0.01 if i % 2 else -0.01) for i, q in enumerate(queries)}
+    mean, beyond = paired(steady, lower)
+    assert round(mean, 4) == -0.1 and beyond
+
+    def report(keyword, semantic, hybrid):
+        per_query = {"keyword": keyword, "semantic": semantic, "hybrid": hybrid}
+        return {"queries": 40, "per_query": per_query, "results": {
+            mode: {"ndcg@10": sum(scores.values()) / len(scores)} for mode, scores in per_query.items()}}
+
+    worse = EvalSet("twins-ja", ROOT, "ja")
+    fine = EvalSet("twins-en", ROOT, "en")
+    rows = [(worse, report(steady, steady, steady), report(lower, steady, lower), None),
+            (fine, report(steady, lower, steady), report(steady, lower, steady), None)]
+    text = table(rows, ["keyword", "semantic", "hybrid"], "main")
+    row = next(line for line in text.splitlines() if line.startswith("twins-ja "))
+    assert row.count("-0.1000*") == 2 and "+0.0000 " in row  # keyword and hybrid fell; semantic did not move
+    assert "  twins-ja: hybrid -0.1000 nDCG@10 against its better leg" in text
+    assert "twins-en: hybrid" not in text

@@ -62,3 +62,27 @@ def test_an_empty_leg_changes_nothing():
 def test_unknown_fusion_is_a_usage_error():
     with pytest.raises(UsageError):
         fuse(_legs(1.0), "max")
+
+
+def test_a_page_in_the_questions_language_stays_before_its_twin_and_an_answer_only_the_other_holds_wins():
+    from memory_search import relevance
+
+    weights = relevance.calibration("local:multilingual-e5-small:384").fusion
+    japanese_question = 0.95  # the share of its characters that are CJK
+
+    def order(signals, shift):
+        return [chunk_id for chunk_id, _ in relevance.fuse(signals, japanese_question, weights, shift)]
+
+    # The Japanese page matched most of the question; its English twin is as close once the baseline lifts it.
+    twins = {1: {"cos": 0.887, "bm25n": 0.40, "cov": 0.85, "lang": 0.47},
+             2: {"cos": 0.865, "bm25n": 0.0, "cov": 0.0, "lang": 0.0},
+             3: {"cos": 0.850, "bm25n": 0.10, "cov": 0.30, "lang": 0.60}}
+    assert order(twins, shift=0.036)[0] == 1
+    # Only the English note answers; the Japanese notes of the same week matched few of the question's words.
+    elsewhere = {1: {"cos": 0.80, "bm25n": 0.05, "cov": 0.20, "lang": 0.50},
+                 2: {"cos": 0.78, "bm25n": 0.0, "cov": 0.0, "lang": 0.0},
+                 3: {"cos": 0.79, "bm25n": 0.04, "cov": 0.15, "lang": 0.55}}
+    assert order(elsewhere, shift=0.05)[0] == 2
+    # Without the margin the twin would have come first.
+    assert order(twins, shift=0.036) != [chunk_id for chunk_id, _ in relevance.fuse(
+        twins, japanese_question, {**weights, "own_language": 0.0}, 0.036)]

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from conftest import SCRIPTS, index, names, run_script, search
+from memory_search.chunking import CHUNKER_VERSION
 from memory_search.index_writer import lock_key
 from memory_search.schema import ManagedTables
 
@@ -283,6 +284,27 @@ def test_search_refuses_an_index_of_another_tokenizer_version(env, memories, dat
     assert len(refused.stderr.strip().splitlines()) == 1
     index(env, memories, "--rebuild")
     assert names(search(env, memories, "tide tables")) == ["a.md"]
+
+
+def test_an_index_of_an_earlier_chunker_is_searched_as_it_is_and_chunked_anew_by_the_next_run(env, memories,
+                                                                                              database):
+    talk = "\n".join(f"**{'Ann' if i % 2 else 'Bob'}**: about the tide table, turn {i} " + "word " * 30
+                     for i in range(12))
+    memories.write("raw/session/2025-05-01/100000_abcd1234_00000001.md", f"# Ann and Bob\n\n{talk}\n",
+                   kind="session", title="Ann and Bob")
+    memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
+    index(env, memories)
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f"UPDATE {_tables(memories).meta} SET value = '1' WHERE key = 'chunker_version'")
+    found = run_script("search", "tide tables", env=env, memories=memories)
+    assert found.returncode == 0 and "a.md" in found.stdout and found.stderr == ""
+    again = run_script("index", "--json", env=env, memories=memories)
+    assert again.returncode == 0 and "chunked by an earlier version" in again.stderr
+    with psycopg.connect(database, autocommit=True) as conn:
+        version = conn.execute(f"SELECT value FROM {_tables(memories).meta} WHERE key = 'chunker_version'").fetchone()
+    assert version == (CHUNKER_VERSION,)
+    assert names(search(env, memories, "tide tables for the bay"))[0] == "a.md"
+    assert index(env, memories)["success"] == 0  # chunked once
 
 
 def test_a_file_postgresql_refuses_is_skipped_alone(env, memories, database):

@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_search.chunking import chunk_markdown
+from memory_search.chunking import MAX_CHARS, chunk_markdown
 from memory_search.errors import ParameterError
 from memory_search.filters import matches, parse_where, Filters
 from memory_search.memories import BadMemory, split_frontmatter
@@ -20,7 +20,9 @@ FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 markdown_lines = st.lists(st.one_of(
     st.sampled_from(["---", "----", "# Title", "## Part", "```", "~~~", "", "  ", "- item", "title: x", "a: [",
-                     "date: 2026-13-45", "status: [superseded]", "x: &a [1]", "y: *a", "> quote", "\t", "---  "]),
+                     "date: 2026-13-45", "status: [superseded]", "x: &a [1]", "y: *a", "> quote", "\t", "---  ",
+                     "**Ann**: hi there", "Bob: hello " + "word " * 40, "田中：はい、" + "了解です。" * 30, "佐藤: 了解",
+                     "- **Ann**: a list turn", "**Bob**:", "User: " + "x" * 900]),
     st.text(max_size=80),
 ), max_size=40)
 
@@ -80,7 +82,7 @@ def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
         assert first_line <= chunk.start_line <= chunk.end_line <= last
         assert chunk.start_line >= previous_start
         previous_start = chunk.start_line
-        assert chunk.text.strip()
+        assert chunk.text.strip() and len(chunk.text) <= MAX_CHARS
     covered = {number for chunk in chunks for number in range(chunk.start_line, chunk.end_line + 1)}
     for number, line in enumerate(body_lines, first_line):
         if line.strip() and not line.strip().startswith(("```", "~~~")):

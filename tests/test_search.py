@@ -276,3 +276,24 @@ def test_marks_are_the_words_of_a_text_the_query_matches_as_the_keyword_search_d
         "データベース", "ダンプ"]
     assert marked("ＨＮＳＷ and hnsw", "HNSW") == ["ＨＮＳＷ", "hnsw"]
     assert marks("nothing here", "") == [] and marks("", "query") == []
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+def test_a_pasted_page_as_query_finds_its_topic_and_explain_says_what_was_read(env, sample, mode):
+    index(env, sample)
+    filler = " ".join(f"aside{number}" for number in range(400))
+    english = ("We tune the HNSW index: ef_search, m and ef_construction decide recall and latency. " * 3
+               + filler)[:2000]
+    japanese = ("夜間バッチでデータベースのダンプを取り、オブジェクトストレージへ送るバックアップの運用について。" * 60)[:2000]
+    for query, expected in ((english, "Tuning the HNSW index"), (japanese, "バックアップ運用")):
+        result = run_script("search", query, "--mode", mode, "--explain", "--format", "json", env=env,
+                            memories=sample, check=True)
+        hits = json.loads(result.stdout)
+        assert hits[0]["title"] == expected
+        read = hits[0]["explain"].get("read", {})
+        if mode != "keyword":  # the model reads the leading part
+            assert read["meaning"]["of"] == 2000 and 0 < read["meaning"]["characters"] < 2000
+        if mode != "semantic" and query is english:  # the keyword leg, the rarest terms the index holds
+            assert len(read["keywords"]["terms"]) <= 32 < read["keywords"]["of"]
+    shown = run_script("search", english, "--mode", mode, "--explain", env=env, memories=sample, check=True).stdout
+    assert "; read " in shown

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_search.chunking import MAX_CHARS, chunk_markdown
+from memory_search.chunking import DIALOGUE_CHARS, MAX_CHARS, chunk_markdown
 from memory_search.memories import split_frontmatter
 from memory_search.tokens import tokenize
 
@@ -90,3 +90,41 @@ def test_japanese_tokenizing_in_many_threads_at_once_gives_the_same_words():
         thread.join()
     assert errors == []
     assert [results[index] for index in range(len(texts))] == alone
+
+
+def _conversation(turns: int, speakers=("Ann", "Bob"), words: int = 30) -> str:
+    return "\n".join(f"**{speakers[i % len(speakers)]}**: turn {i} " + "word " * words for i in range(turns))
+
+
+def test_a_conversation_is_chunked_in_overlapping_windows_of_whole_turns():
+    body = "# Ann and Bob, 1 May 2025\n\n" + _conversation(14)
+    chunks = chunk_markdown(body)
+    lines = body.split("\n")
+    assert len(chunks) > 3 and all(len(chunk.text) <= DIALOGUE_CHARS for chunk in chunks)
+    assert chunks[0].start_line == 1  # the heading opens the first window, it is no chunk of its own
+    for chunk in chunks:  # whole turns, with the lines they came from
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1:chunk.end_line]).strip()
+        assert chunk.text.splitlines()[-1].startswith("**")
+    for before, after in zip(chunks, chunks[1:]):  # each window starts inside the one before: turns meet twice
+        assert before.start_line < after.start_line <= before.end_line < after.end_line
+    covered = {line for chunk in chunks for line in range(chunk.start_line, chunk.end_line + 1)}
+    assert covered >= set(range(3, len(lines) + 1))
+
+
+def test_japanese_turns_and_turns_apart_are_conversations_too():
+    japanese = "\n".join(f"{'田中' if i % 2 else '佐藤'}：{i}番目の発言です。" + "会議の内容について話した。" * 12 for i in range(8))
+    assert len(chunk_markdown(japanese)) > 2
+    apart = "\n\n".join(f"User: question {i} " + "word " * 40 + "\nmore of it" for i in range(10))
+    chunks = chunk_markdown(apart.replace("User: question 1", "Assistant: answer 1"))
+    assert all(len(chunk.text) <= DIALOGUE_CHARS for chunk in chunks)
+
+
+def test_key_value_lines_and_a_few_turns_stay_paragraphs():
+    settings = "Status: done\nOwner: ann\nDate: 2025-01-01\nPriority: high\nLink: https://example.com/a\n"
+    assert [chunk.text for chunk in chunk_markdown(settings)] == [settings.strip()]
+    short = "# Call\n\n**Ann**: hi\n**Bob**: hello\n\nAfter the call we wrote the plan."
+    assert len(chunk_markdown(short)) == 1
+    assert chunk_markdown(_conversation(14, words=2)) == chunk_markdown(_conversation(14, words=2))
+    assert all(len(chunk.text) <= 300 for chunk in chunk_markdown(_conversation(14, words=5), 1, size=300))
+    many = "\n".join(f"Speaker{i}: says {i}" for i in range(12))  # twelve names, once each: a list, not a talk
+    assert len(chunk_markdown(many)) == 1

@@ -27,6 +27,8 @@ EVAL_EXAMPLES = """\
   eval.py DATASET --split test --save before.json     # then, after a tokenizer change:
   eval.py DATASET --split test --against before.json
   eval.py examples/eval/ja-questions-en-notes --split test --abstain unanswerable.jsonl
+  eval.py examples/eval/bilingual-twins --split ja --language en   # Japanese questions, English pages only
+  eval.py ../shared/eval/locomo-dev --split dev --abstain ../shared/eval/locomo-dev/unanswerable.jsonl
   (tools/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
 
 
@@ -41,9 +43,13 @@ EVAL_EXAMPLES = """\
 @click.option("--compare", metavar="A,B", help="also run modes A and B and count the queries B wins and loses "
                                                "against A (nDCG@10)")
 @click.option("--save", "save_path", type=click.Path(dir_okay=False), help="write the report with every query's "
-                                                                            "nDCG@10 to FILE (JSON)")
+                                                                            "nDCG@10 and first ten documents to FILE "
+                                                                            "(JSON)")
 @click.option("--against", "against_path", type=click.Path(exists=True, dir_okay=False),
               help="compare each mode with the same mode in a report saved by --save (another build or version)")
+@click.option("--language", metavar="LANG", help="index only the documents whose metadata.language is LANG (one "
+                                                 "language of a bilingual set); queries with no relevant document "
+                                                 "left are skipped")
 @click.option("--limit-queries", type=click.IntRange(min=1), help="score a sample of N queries (fixed seed)")
 @click.option("--abstain", "abstain_path", type=click.Path(exists=True),
               help="questions that no document of DATASET answers (JSON Lines of {_id, text}, or a BEIR folder): "
@@ -52,8 +58,8 @@ EVAL_EXAMPLES = """\
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="the --min-score the abstention figures are measured at")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def eval_command(dataset, split, modes, compare, save_path, against_path, limit_queries, abstain_path, threshold,
-                 as_json):
+def eval_command(dataset, split, modes, compare, save_path, against_path, language, limit_queries, abstain_path,
+                 threshold, as_json):
     """Measure retrieval quality on a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels/).
 
     Writes the documents as a memories directory in a temporary folder (each at its
@@ -65,6 +71,17 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
     with its per-query wins, losses and ties. The @10 figures and the time are those of a search
     for ten results, as search.py makes by default, with no score floor; Recall@100, of a search
     for 100.
+
+    A set with graded qrels (a bilingual set grades the page in the question's language 2 and its
+    twin in the other language 1) also gets "best first": the share of those queries whose first
+    hit has their top grade.
+
+    A set whose queries give metadata.evidence ([doc id, line] pairs: the turns of a conversation that
+    hold the answer, lines of the document's text, as locomo-dev does) also gets, per mode and per
+    metadata.category: session@5, the share of questions with an evidence document among the first
+    five hits; all sessions@5, of the questions whose evidence lies in two or more documents, the
+    share with every one among the first five; turn@5, the share with a first-five hit whose line
+    range holds an evidence line of its document. They are read from the search for ten.
 
     With --abstain, per mode: "abstain", the share of the unanswerable questions whose search for ten
     leaves nothing at --min-score THRESHOLD; "keep", of the answerable queries whose unthresholded
@@ -103,10 +120,11 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, limit_
 
         unanswerable = read_queries(Path(abstain_path))
     report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress(),
-                      unanswerable=unanswerable, threshold=threshold)
+                      unanswerable=unanswerable, threshold=threshold, language=language)
     compare_reports(report, pair, saved)
     if save_path:
-        Path(save_path).write_text(to_json(report.summary() | {"per_query": report.per_query}) + "\n",
+        Path(save_path).write_text(to_json(report.summary() | {"per_query": report.per_query,
+                                                              "runs": report.runs}) + "\n",
                                    encoding="utf-8")
     click.echo(to_json(report.summary()) if as_json else eval_text(report))
 

@@ -32,9 +32,18 @@ class Dataset:
     # its frontmatter (metadata.frontmatter); the date a query is asked on (metadata.today).
     places: dict[str, tuple[str, dict]] = field(default_factory=dict)  # doc id -> (relpath, frontmatter)
     today: dict[str, dt.date] = field(default_factory=dict)  # query id -> its "today"
+    # Optional, for conversation sets (locomo-dev): the turns that hold each answer, as (doc id, 1-based line of
+    # the document's text) pairs (metadata.evidence), and each question's category (metadata.category).
+    evidence: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # query id -> [(doc id, line)]
+    category: dict[str, str] = field(default_factory=dict)  # query id -> category
 
 
-def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED) -> Dataset:
+def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED,
+                 language: str | None = None) -> Dataset:
+    """The set's documents, the queries of `split` that have a relevant document among them, and their qrels.
+
+    language: keep only the documents whose metadata.language is this (one language of a bilingual set); a
+    query whose relevant documents are all left out is left out too."""
     def jsonl(path: Path):
         with open(path, encoding="utf-8") as handle:
             return [json.loads(line) for line in handle if line.strip()]
@@ -44,6 +53,11 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
         if not path.is_file():
             raise UsageError(f"{path} not found: DATASET_DIR needs corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
     documents = jsonl(folder / "corpus.jsonl")
+    if language is not None:
+        documents = [doc for doc in documents
+                     if isinstance(doc.get("metadata"), dict) and doc["metadata"].get("language") == language]
+        if not documents:
+            raise UsageError(f"no document of {folder / 'corpus.jsonl'} has metadata.language {language!r}")
     corpus = {str(doc["_id"]): (doc.get("title") or "", doc.get("text") or "") for doc in documents}
     places = {str(doc["_id"]): (str(doc["metadata"]["path"]), dict(doc["metadata"].get("frontmatter") or {}))
               for doc in documents if isinstance(doc.get("metadata"), dict) and doc["metadata"].get("path")}
@@ -51,6 +65,10 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     queries = {str(query["_id"]): query["text"] for query in asked}
     today = {str(query["_id"]): dt.date.fromisoformat(query["metadata"]["today"]) for query in asked
              if isinstance(query.get("metadata"), dict) and query["metadata"].get("today")}
+    evidence = {str(query["_id"]): [(str(doc_id), int(line)) for doc_id, line in query["metadata"]["evidence"]]
+                for query in asked if isinstance(query.get("metadata"), dict) and query["metadata"].get("evidence")}
+    category = {str(query["_id"]): str(query["metadata"]["category"]) for query in asked
+                if isinstance(query.get("metadata"), dict) and query["metadata"].get("category") is not None}
     qrels: dict[str, dict[str, int]] = {}
     with open(qrels_path, encoding="utf-8") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
@@ -59,8 +77,11 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     chosen = sorted(query_id for query_id in qrels if query_id in queries)
     if limit_queries and limit_queries < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, limit_queries))
-    return Dataset(folder.name, corpus, {query_id: queries[query_id] for query_id in chosen},
-                   {query_id: qrels[query_id] for query_id in chosen}, places, today)
+    name = folder.name + (f"-{language}-documents" if language else "")
+    return Dataset(name, corpus, {query_id: queries[query_id] for query_id in chosen},
+                   {query_id: qrels[query_id] for query_id in chosen}, places, today,
+                   {query_id: evidence[query_id] for query_id in chosen if query_id in evidence},
+                   {query_id: category[query_id] for query_id in chosen if query_id in category})
 
 
 def write_memories(dataset: Dataset, root: Path) -> dict[str, str]:
@@ -102,6 +123,20 @@ def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
         if doc in relevant:
             return 1.0 / (i + 1)
     return 0.0
+
+
+def best_first(runs: dict[str, list[str]], dataset: Dataset) -> float | None:
+    """The share of queries whose first hit is one of their highest-graded documents; None when no query has two
+    grades (a bilingual set grades the page in the question's language above its twin in the other)."""
+    graded = [query_id for query_id in runs if len(set(dataset.qrels[query_id].values())) > 1]
+    if not graded:
+        return None
+    hits = 0
+    for query_id in graded:
+        relevant = dataset.qrels[query_id]
+        ranked = runs[query_id]
+        hits += bool(ranked) and relevant.get(ranked[0], 0) == max(relevant.values())
+    return round(hits / len(graded), 4)
 
 
 def per_query_ndcg(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
@@ -189,6 +224,63 @@ def score_run(runs: dict[str, list[str]], deep_runs: dict[str, list[str]], datas
     return {name: round(value / max(len(runs), 1), 4) for name, value in totals.items()}
 
 
+# LoCoMo's question categories (metadata.category); a set of other categories shows its own values.
+CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
+CONVERSATION_DEPTH = 5  # the conversation figures look at the first five hits
+
+
+def conversation_figures(spans: dict[str, list[tuple[str, int | None, int | None]]], dataset: Dataset,
+                         depth: int = CONVERSATION_DEPTH) -> dict[str, dict]:
+    """Per category ("all" first) of the questions with evidence: "session", the share with an evidence document
+    (session) among the first `depth` hits; "all_sessions", of the questions whose evidence spans two or more
+    sessions ("multi" of them), the share with every one among the first `depth`; "turn", the share with a hit
+    among the first `depth` whose line range (in the document's text) holds an evidence line of its document.
+
+    spans: query id -> the hits as (doc id, first line, last line), lines of the document's text, best first."""
+    outcomes: dict[str, list[tuple[bool, bool | None, bool]]] = {}
+    for query_id, hits in spans.items():
+        if query_id not in dataset.evidence:
+            continue
+        wanted: dict[str, set[int]] = {}
+        for doc_id, line in dataset.evidence[query_id]:
+            wanted.setdefault(doc_id, set()).add(line)
+        shown = hits[:depth]
+        found = {doc_id for doc_id, _, _ in shown} & set(wanted)
+        turn = any(doc_id in wanted and start is not None and end is not None
+                   and any(start <= line <= end for line in wanted[doc_id]) for doc_id, start, end in shown)
+        every = found == set(wanted) if len(wanted) > 1 else None
+        for group in ("all", dataset.category.get(query_id, "-")):
+            outcomes.setdefault(group, []).append((bool(found), every, turn))
+    figures = {}
+    for group in ["all"] + sorted(key for key in outcomes if key != "all"):
+        if group not in outcomes:
+            continue
+        rows = outcomes[group]
+        several = [every for _, every, _ in rows if every is not None]
+        figures[group] = {"name": CATEGORIES.get(group, group) if group != "all" else "all",
+                          "queries": len(rows),
+                          "session": round(sum(found for found, _, _ in rows) / len(rows), 4),
+                          "multi": len(several),
+                          "all_sessions": round(sum(several) / len(several), 4) if several else None,
+                          "turn": round(sum(turn for _, _, turn in rows) / len(rows), 4)}
+    return figures
+
+
+def in_text(doc_id: str, hit, first_lines: dict[str, int]) -> tuple[str, int | None, int | None]:
+    """The hit as (doc id, first line, last line), its file lines turned into lines of the document's text."""
+    if doc_id not in first_lines or hit.start_line is None or hit.end_line is None:
+        return doc_id, None, None
+    shift = first_lines[doc_id] - 1
+    return doc_id, hit.start_line - shift, hit.end_line - shift
+
+
+def text_lines(paths: dict[str, str]) -> dict[str, int]:
+    """doc id -> the file line of its text's first line, as the written memory holds it (after the frontmatter)."""
+    from memory_search.memories import split_frontmatter
+
+    return {doc_id: split_frontmatter(Path(path).read_text(encoding="utf-8"))[2] for path, doc_id in paths.items()}
+
+
 class _RememberingEmbedder:
     """Embeds each query once, however many modes ask for it."""
 
@@ -245,24 +337,30 @@ class Report:
     results: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> metrics
     query_ms: dict[str, float] = field(default_factory=dict)  # mode -> median latency
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # mode -> query id -> nDCG@10
+    runs: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # mode -> query id -> first ten doc ids
+    # mode -> the share of queries with graded qrels whose first hit has the top grade (graded sets only)
+    best_first: dict[str, float] = field(default_factory=dict)
     comparisons: list[Comparison] = field(default_factory=list)
     # mode -> abstain (unanswerable questions with no hit at the threshold), keep, ece, bins (--abstain)
     abstention: dict[str, dict] = field(default_factory=dict)
+    # mode -> category -> session, all-sessions and turn figures at 5 (conversation sets: metadata.evidence)
+    conversation: dict[str, dict[str, dict]] = field(default_factory=dict)
 
     def summary(self) -> dict:
         """The report without the per-query scores, as eval.py --json prints it."""
-        return {key: value for key, value in self.__dict__.items() if key != "per_query"} | {
+        return {key: value for key, value in self.__dict__.items() if key not in ("per_query", "runs")} | {
             "comparisons": [comparison.__dict__ for comparison in self.comparisons]}
 
 
 def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
              progress=None, keep_dir: Path | None = None, unanswerable: dict[str, str] | None = None,
-             threshold: float = THRESHOLD) -> Report:
+             threshold: float = THRESHOLD, language: str | None = None) -> Report:
     """Index the set as a memories directory, run every query in every mode, and score the runs.
 
     unanswerable: questions no document of the set answers; with them, each mode also reports the share of
     them left with no result at `threshold`, the share of answerable questions that keep their relevant
-    document at `threshold`, and the calibration of the scores against the qrels."""
+    document at `threshold`, and the calibration of the scores against the qrels. language: index only the
+    documents in that language (metadata.language)."""
     from memory_search.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
     from memory_search.filters import Filters
@@ -272,11 +370,13 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     from memory_search.retrieval import SearchRequest, Searcher, search_in_time
     from memory_search.schema import ManagedTables, find_index
 
-    dataset = load_dataset(folder, split, limit_queries)
+    dataset = load_dataset(folder, split, limit_queries, language=language)
     workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir
     root = workdir / "memories"
     try:
         paths = write_memories(dataset, root)
+        evidence_docs = {doc_id for pairs in dataset.evidence.values() for doc_id, _ in pairs}
+        first_lines = text_lines({path: doc_id for path, doc_id in paths.items() if doc_id in evidence_docs})
         run_settings = settings.with_overrides(memories_dir=str(root))
         started = time.monotonic()
         Indexer(run_settings, progress=progress).run()
@@ -289,7 +389,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, rerank)
             for mode in modes:
                 request = parse_mode(mode) | {"filters": Filters()}
-                runs, deep_runs, timings, judged = {}, {}, [], {}
+                runs, deep_runs, timings, judged, spans = {}, {}, [], {}, {}
                 for query_id, text in dataset.queries.items():
                     asked = request | {"today": dataset.today.get(query_id)}
                     began = time.perf_counter()
@@ -297,12 +397,19 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
                     judged[query_id] = [(hit.score, dataset.qrels[query_id].get(paths[hit.path], 0)) for hit in hits]
+                    if query_id in dataset.evidence:
+                        spans[query_id] = [in_text(paths[hit.path], hit, first_lines) for hit in hits]
                     # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
                     deep = search_in_time(SearchRequest(query=text, **(asked | {"rerank": False})), searcher.search)
                     deep_runs[query_id] = [paths[hit.path] for hit in deep]
                 report.results[mode] = score_run(runs, deep_runs, dataset)
                 report.per_query[mode] = per_query_ndcg(runs, dataset)
+                report.runs[mode] = runs
+                if (first := best_first(runs, dataset)) is not None:
+                    report.best_first[mode] = first
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
+                if spans:
+                    report.conversation[mode] = conversation_figures(spans, dataset)
                 if unanswerable is not None:
                     scores = {query_id: [hit.score for hit in searcher.search(
                         SearchRequest(query=text, **(request | {"top": 10, "rerank": False})))]

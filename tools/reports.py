@@ -10,9 +10,14 @@ def eval_text(report) -> str:
     for mode, metrics in report.results.items():
         lines.append(f"{mode:<22} {metrics['ndcg@10']:>8.4f} {metrics['recall@10']:>8.4f} "
                      f"{metrics['recall@100']:>8.4f} {metrics['mrr@10']:>8.4f} {report.query_ms[mode]:>10.1f}")
+    if report.best_first:
+        lines.append("best first (the first hit has the top grade, e.g. the page in the question's language): " +
+                     ", ".join(f"{mode} {share:.4f}" for mode, share in report.best_first.items()))
     for comparison in report.comparisons:
         lines.append(f"{comparison.other} vs {comparison.base}: nDCG@10 {comparison.delta:+.4f}, "
                      f"{comparison.wins} queries better, {comparison.losses} worse, {comparison.ties} unchanged")
+    if report.conversation:
+        lines.append(conversation_text(report.conversation))
     if report.abstention:
         first = next(iter(report.abstention.values()))
         lines.append(f"at --min-score {first['threshold']}: abstain = unanswerable questions ({first['unanswerable']}) "
@@ -25,6 +30,21 @@ def eval_text(report) -> str:
                              for b in figures["bins"])
             lines.append(f"{mode:<22} {figures['abstain']:>8.4f} {figures['keep']:>8.4f} {figures['ece']:>8.4f}   "
                          f"{bins}")
+    return "\n".join(lines)
+
+
+def conversation_text(conversation: dict[str, dict[str, dict]]) -> str:
+    """The conversation figures, a row per mode and question category."""
+    lines = ["conversation questions, first five hits: session = an evidence session among them; all sessions = "
+             "every evidence session among them (questions with two or more: n); turn = a hit whose line range "
+             "holds an evidence turn",
+             f"{'mode':<22} {'category':<14} {'queries':>7} {'session@5':>9} {'all sessions@5':>16} {'turn@5':>8}"]
+    for mode, groups in conversation.items():
+        for group, figures in groups.items():
+            label = figures["name"] if group == "all" else f"{group} {figures['name']}"
+            several = (f"{figures['all_sessions']:.4f} ({figures['multi']})" if figures["multi"] else "-")
+            lines.append(f"{mode:<22} {label:<14} {figures['queries']:>7} {figures['session']:>9.4f} "
+                         f"{several:>16} {figures['turn']:>8.4f}")
     return "\n".join(lines)
 
 

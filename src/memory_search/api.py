@@ -285,7 +285,7 @@ class Memories:
         overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
         from .embedding import choose_spec, provider
         from .errors import MemorySearchError
-        from .retrieval import Background
+        from .retrieval import Background, leading_part
 
         query = request.query  # no longer than the limit: a SearchRequest cannot be
         if not isinstance(query, str) or not query.strip():
@@ -299,7 +299,7 @@ class Memories:
         if not provider(spec.provider).runs_locally:
             return None  # a remote model is asked only once the index is known to want it
         embedder = self.embedders.get(spec, self.settings)
-        return embedder, Background(embedder.embed_query, query)
+        return embedder, Background(embedder.embed_query, leading_part(query))
 
     def _searcher(self, mode: str | None, rerank: bool):
         from .embedding import choose_spec, reranker

@@ -6,11 +6,18 @@ import re
 from dataclasses import dataclass
 
 # Bump when chunk boundaries or embedded text change: an index built by another version is refused.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 MAX_CHARS = 1000  # about the 512 tokens multilingual-e5 reads, for Japanese text
+# A conversation (lines that open with a speaker's name: "**Ann**: ...", "Ann: ...", "田中：...") is chunked into
+# smaller windows of whole turns, each after the first starting with the last turns of the one before, so every
+# turn is read with the turns around it: a question about one exchange matches the window that holds it.
+DIALOGUE_CHARS = 800  # at most; never more than the chunk size asked for, and the overlap is half a window
+MIN_TURNS = 4  # a conversation has at least this many turns, and fewer speakers than half of them
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_TURN = re.compile(r"^\s*(?:[-*>]\s+)?(?:\*\*([^*\n]{1,40}?)\*\*\s*[:：]|__([^_\n]{1,40}?)__\s*[:：]"
+                   r"|([^\s:：*#>|`\-][^:：\n]{0,29}?)(?::\s|：))\s*\S")
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,7 @@ class _Block:
     start: int  # index into the body's lines
     end: int  # inclusive
     level: int = 0  # heading level, 0 for other blocks
+    turn: bool = False  # one turn of a conversation
 
 
 def chunk_markdown(body: str, first_line: int = 1, size: int = MAX_CHARS, overlap: int = 0) -> list[Chunk]:
@@ -63,6 +71,7 @@ def _chunk(body: str, first_line: int, max_chars: int) -> list[Chunk]:
     current: list[_Block] = []
     current_heading = ""
     size = 0
+    window = min(DIALOGUE_CHARS, max_chars)
 
     def flush():
         nonlocal current, size
@@ -71,15 +80,22 @@ def _chunk(body: str, first_line: int, max_chars: int) -> list[Chunk]:
         current, size = [], 0
 
     for block in blocks:
-        block_size = sum(len(lines[i]) + 1 for i in range(block.start, block.end + 1))
+        block_size = _size(lines, block)
         if block.level:
             if current and (block.level <= 2 or size > max_chars // 2):
                 flush()
             title = _HEADING.match(lines[block.start]).group(2)
             headings = [(level, text) for level, text in headings if level < block.level]
             headings.append((block.level, title))
+        elif current and block.turn and current[-1].turn and size + block_size > window:
+            carry = _overlap(lines, current, window // 2)
+            heading = current_heading
+            flush()
+            current, size, current_heading = carry, sum(_size(lines, kept) for kept in carry), heading
         elif current and size + block_size > max_chars:
             flush()
+        elif current and block.turn != current[-1].turn and not all(kept.level for kept in current):
+            flush()  # a conversation starts or ends: its own chunks
         if not current:
             current_heading = " > ".join(text for _, text in headings)
         current.append(block)
@@ -88,8 +104,38 @@ def _chunk(body: str, first_line: int, max_chars: int) -> list[Chunk]:
     return chunks
 
 
+def _size(lines: list[str], block: _Block) -> int:
+    return sum(len(lines[i]) + 1 for i in range(block.start, block.end + 1))
+
+
+def _overlap(lines: list[str], turns: list[_Block], limit: int) -> list[_Block]:
+    """The last turns of a window, at most `limit` characters and never all of them: where the next
+    window starts."""
+    carry, carried = [], 0
+    for turn in reversed(turns[1:]):
+        carried += _size(lines, turn)
+        if not turn.turn or carried > limit:
+            break
+        carry.insert(0, turn)
+    return carry
+
+
 def _blocks(lines: list[str]) -> list[_Block]:
     blocks: list[_Block] = []
+    talk: list[tuple[int, int, str]] = []  # the turns of the conversation being read: (start, end, speaker)
+
+    def end_of_talk():
+        speakers = {speaker for _, _, speaker in talk}
+        if len(talk) >= MIN_TURNS and len(speakers) * 2 <= len(talk):
+            blocks.extend(_Block(start, end, turn=True) for start, end, _ in talk)
+        else:  # a few "Key: value" lines, not a conversation: paragraphs as they were
+            for start, end, _ in talk:
+                if blocks and not blocks[-1].level and blocks[-1].end + 1 == start and lines[start - 1].strip():
+                    blocks[-1] = _Block(blocks[-1].start, end)
+                else:
+                    blocks.append(_Block(start, end))
+        talk.clear()
+
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -97,6 +143,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
             i += 1
             continue
         if _FENCE.match(line):
+            end_of_talk()
             fence = _FENCE.match(line).group(1)
             end = i + 1
             while end < len(lines) and not lines[end].lstrip().startswith(fence):
@@ -107,6 +154,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
             continue
         heading = _HEADING.match(line)
         if heading:
+            end_of_talk()
             blocks.append(_Block(i, i, level=len(heading.group(1))))
             i += 1
             continue
@@ -114,9 +162,25 @@ def _blocks(lines: list[str]) -> list[_Block]:
         while end + 1 < len(lines) and lines[end + 1].strip() and not _HEADING.match(lines[end + 1]) \
                 and not _FENCE.match(lines[end + 1]):
             end += 1
-        blocks.append(_Block(i, end))
+        speakers = {j: _speaker(lines[j]) for j in range(i, end + 1)}
+        starts = [j for j, speaker in speakers.items() if speaker]
+        if starts and starts[0] == i:  # a paragraph that opens a turn: split at each turn
+            for start, after in zip(starts, starts[1:] + [end + 1]):
+                talk.append((start, after - 1, speakers[start]))
+        else:
+            end_of_talk()
+            blocks.append(_Block(i, end))
         i = end + 1
+    end_of_talk()
     return blocks
+
+
+def _speaker(line: str) -> str | None:
+    """The speaker's name when the line opens a turn of a conversation, else None."""
+    match = _TURN.match(line)
+    if not match:
+        return None
+    return next(name for name in match.groups() if name is not None).strip().casefold() or None
 
 
 def _emit(lines, start, end, heading, first_line, chunks, max_chars):

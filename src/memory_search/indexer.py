@@ -19,7 +19,7 @@ from .memories import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discove
                        require_directory)
 from .records import record_date
 from .run_progress import RunProgress
-from .schema import ManagedTables, check_versions, read_meta
+from .schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
 
 REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
 
@@ -155,6 +155,10 @@ class Indexer:
             with connect(self.settings, read_only=False) as conn:
                 self._lock(conn, wait)
                 include, exclude = self.selection(conn)
+                if not rebuild and chunked_by_another_version(read_meta(conn, self.live)):
+                    self._say("the index was chunked by an earlier version: building it anew beside the one "
+                              "searches read (cached embeddings are reused)")
+                    rebuild = True
                 if rebuild:
                     self.tables = ManagedTables(self.live.prefix + REBUILD_SUFFIX)
                     writer.drop_schema(conn, self.tables)  # what an interrupted rebuild left

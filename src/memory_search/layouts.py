@@ -26,6 +26,9 @@ from .schema import IndexInfo, check_versions, identifier
 
 BM25_K1, BM25_B = 1.2, 0.75
 POSTINGS_BUDGET = 20_000  # postings read per query at most, unless the rarest term alone has more
+# A long query (a pasted page) is searched by its rarest terms the index holds, at most this many: they carry
+# most of its BM25 weight, and the coverage and ceiling of the relevance score then refer to what was searched.
+MAX_QUERY_TERMS = 32
 HNSW_EF_SEARCH = 100
 
 
@@ -116,7 +119,7 @@ class ManagedLayout(Layout):
                        "project, recorded_on, recorded_time, frontmatter")
 
     def __init__(self, info: IndexInfo, memories_root: Path, remote: bool = False):
-        check_versions(info.meta, memories_root)
+        check_versions(info.meta, memories_root, chunker=False)
         super().__init__(info, memories_root, remote)
         self.tables = info.tables
         self.chunk_count = int(info.meta.get("chunks") or 0)
@@ -148,6 +151,10 @@ class ManagedLayout(Layout):
         total = max(self.chunk_count, 1)
         weights = {term: count * _idf(frequencies.get(term, 0), total) for term, count in terms.items()}
         present = sorted((term for term in terms if frequencies.get(term, 0) > 0), key=lambda t: frequencies[t])
+        if len(terms) > MAX_QUERY_TERMS:
+            present = sorted(present, key=lambda term: -weights[term])[:MAX_QUERY_TERMS]
+            weights = {term: weights[term] for term in present}
+            present.sort(key=lambda term: frequencies[term])
         if not present:
             return KeywordResult([], weights, True)
         # The rarest terms first, until their postings add up to the budget: the commonest terms,

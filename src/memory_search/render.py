@@ -49,7 +49,21 @@ def _explain(hit, window=None) -> str:
         detail = hit.legs.get(leg)
         parts.append(f"{leg} #{detail.get('rank', '-')} ({detail['score']:.4f})" if detail else f"{leg} -")
     lines = f"lines {hit.start_line}-{hit.end_line}" if hit.start_line else "lines -"
-    return ", ".join(parts) + f"; {lines}" + (f"; {window_text(window)}" if window else "")
+    return ", ".join(parts) + f"; {lines}" + (f"; {window_text(window)}" if window else "") + _read_text(hit.legs)
+
+
+def _read_text(legs: dict) -> str:
+    """What the legs read of a long query: its leading part for meaning, its rarest terms for keywords."""
+    read = legs.get("read") or {}
+    parts = []
+    if "meaning" in read:
+        meaning = read["meaning"]
+        parts.append(f"meaning from the first {meaning['characters']:,} of {meaning['of']:,} characters")
+    if "keywords" in read:
+        terms = read["keywords"]["terms"]
+        shown = ", ".join(_line(term) for term in terms[:8]) + (", ..." if len(terms) > 8 else "")
+        parts.append(f"keywords: the {len(terms)} rarest of {read['keywords']['of']} terms ({shown})")
+    return f"; read {'; '.join(parts)}" if parts else ""
 
 
 def window_text(window) -> str:

@@ -22,6 +22,10 @@ RRF_K = 60
 # deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
 FUSION_DEPTH = 100
 MAX_QUERY_CHARS = 2_000
+# A long query (a pasted page) costs the model more than linearly in its length: the semantic leg reads
+# its leading part, about this many tokens. The keyword leg reads the query's rarest terms, at most
+# layouts.MAX_QUERY_TERMS of them.
+MEANING_TOKENS = 128
 RERANK_CANDIDATES = 30
 
 
@@ -89,6 +93,25 @@ def search_in_time(request: SearchRequest, run) -> Hits:
     return hits
 
 
+def leading_part(text: str, tokens: int = MEANING_TOKENS) -> str:
+    """The start of a query that the model reads for its meaning: about `tokens` tokens (a CJK character
+    counted as one, other text as one per four characters), ended at a sentence, line or word boundary when
+    one lies in the last quarter; the whole text when it is shorter."""
+    budget = float(tokens)
+    for end, character in enumerate(text):
+        budget -= 1.0 if character >= "\u2e80" else 0.25
+        if budget < 0:
+            break
+    else:
+        return text
+    cut = text[:end]
+    for separators in (("\n", "。", "．", "！", "？", ". ", "! ", "? "), (" ", "、", "，", ", ")):
+        boundary = max(cut.rfind(separator) + len(separator) for separator in separators)
+        if boundary > len(cut) * 3 // 4:
+            return cut[:boundary].rstrip()
+    return cut
+
+
 def windowed(request: SearchRequest) -> tuple[SearchRequest, Window] | None:
     """The request restricted to the dates its time words name, with the words taken out of the text the legs
     search; None when it names no date, reads none (time off), or gives its own dates (they win). UsageError
@@ -146,6 +169,7 @@ class Hit:
     # leg -> {"rank", "score"} (cosine, BM25), and "relevance": the signals the score was computed from
     legs: dict = field(default_factory=dict)
     stale: bool | None = None  # the file changed since it was indexed (None: the layout cannot tell)
+    terms: tuple[str, ...] = ()  # the query terms the keyword leg searched, heaviest first
 
     @property
     def path(self) -> str:
@@ -176,10 +200,11 @@ class Searcher:
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = first_keyword = None
+        meaning = leading_part(request.query)
         if mode == "semantic":
-            vector = embedding.result() if embedding else self.embedder.embed_query(request.query)
+            vector = embedding.result() if embedding else self.embedder.embed_query(meaning)
         elif mode == "hybrid":  # the model embeds the query on another thread while PostgreSQL runs the keyword leg
-            embedding = embedding or Background(self.embedder.embed_query, request.query)
+            embedding = embedding or Background(self.embedder.embed_query, meaning)
             try:
                 first_keyword = self.layout.keyword(self.conn, terms, request.filters, _fetch(request, fused=True))
             finally:
@@ -189,7 +214,15 @@ class Searcher:
             if waiting:
                 self.warn(f"{waiting} chunk(s) are still being embedded by index.py; until then they are found "
                           "by keywords only")
-        return self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
+        hits = self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
+        read = {}  # what the legs read of a long query, for --explain
+        if vector is not None and len(meaning) < len(request.query):
+            read["meaning"] = {"characters": len(meaning), "of": len(request.query)}
+        if mode != "semantic" and hits and len(hits[0].terms) < len(terms):
+            read["keywords"] = {"terms": list(hits[0].terms), "of": len(terms)}
+        for hit in hits if read else ():
+            hit.legs["read"] = read
+        return hits
 
     def similar(self, filename: str, request: SearchRequest) -> list[Hit]:
         """The records nearest in meaning to an indexed file: the mean of its chunk vectors, the file left out.
@@ -296,6 +329,7 @@ class Searcher:
                 files.add(candidate.filename)
             chosen.append((candidate, score))
         wanted = max(request.top, RERANK_CANDIDATES if request.rerank else 0)
+        searched = tuple(sorted(term_weights, key=lambda term: -term_weights[term])) if "keyword" in legs else ()
         hits: list[Hit] = []
         paths: set[str] = set()
         admitted: dict[str, Record | None] = {}  # by file: without one-per-file, a file's chunks share it
@@ -321,7 +355,7 @@ class Searcher:
                     score, legs_of["relevance"] = judge(candidate.id)
                 hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
                                 end_line=candidate.end_line, chunk_text=candidate.chunk_text,
-                                chunk_index=candidate.chunk_index, legs=legs_of))
+                                chunk_index=candidate.chunk_index, legs=legs_of, terms=searched))
         return hits
 
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:

@@ -170,12 +170,18 @@ def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
     return dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(tables.sql("meta"))).fetchall())
 
 
-def check_versions(meta: dict, root: Path) -> None:
-    """Refuse an index built by another chunker, tokenizer or schema version."""
-    for key, version in (("chunker_version", CHUNKER_VERSION), ("tokenizer_version", TOKENIZER_VERSION),
-                         ("schema_version", SCHEMA_VERSION)):
+def check_versions(meta: dict, root: Path, chunker: bool = True) -> None:
+    """Refuse an index built by another tokenizer or schema version (and, with `chunker`, chunker version).
+    Searches read an index of an earlier chunker as it is: its chunks are whole text with their lines, and
+    the next index.py run chunks it anew."""
+    versions = [("tokenizer_version", TOKENIZER_VERSION), ("schema_version", SCHEMA_VERSION)]
+    for key, version in versions + ([("chunker_version", CHUNKER_VERSION)] if chunker else []):
         if meta and meta.get(key) != version:
             raise IndexMismatch(
                 f"the index of {root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
                 f"this is {version}: run `{command('index', '--rebuild')}` (cached embeddings are reused)"
             )
+
+
+def chunked_by_another_version(meta: dict) -> bool:
+    return bool(meta) and meta.get("chunker_version") != CHUNKER_VERSION
