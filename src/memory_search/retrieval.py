@@ -95,11 +95,11 @@ def search_in_time(request: SearchRequest, run) -> Hits:
 
 def leading_part(text: str, tokens: int = MEANING_TOKENS) -> str:
     """The start of a query that the model reads for its meaning: about `tokens` tokens (a CJK character
-    counted as one, other text as one per four characters), ended at a sentence, line or word boundary when
+    counted as one, other text as one per three characters), ended at a sentence, line or word boundary when
     one lies in the last quarter; the whole text when it is shorter."""
     budget = float(tokens)
     for end, character in enumerate(text):
-        budget -= 1.0 if character >= "\u2e80" else 0.25
+        budget -= 1.0 if character >= "\u2e80" else 1 / 3
         if budget < 0:
             break
     else:
