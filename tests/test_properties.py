@@ -21,7 +21,8 @@ FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 markdown_lines = st.lists(st.one_of(
     st.sampled_from(["---", "----", "# Title", "## Part", "```", "~~~", "", "  ", "- item", "title: x", "a: [",
                      "date: 2026-13-45", "status: [superseded]", "x: &a [1]", "y: *a", "> quote", "\t", "---  ",
-                     "**Ann**: hi there", "Bob: hello " + "word " * 40, "田中：はい、" + "了解です。" * 30, "佐藤: 了解",
+                     "**Ann**: hi there", "Bob: hello " + "word " * 40, "田中：はい、" + "了解です。" * 30,
+                     "佐藤: 了解",
                      "- **Ann**: a list turn", "**Bob**:", "User: " + "x" * 900]),
     st.text(max_size=80),
 ), max_size=40)

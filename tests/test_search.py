@@ -284,7 +284,8 @@ def test_a_pasted_page_as_query_finds_its_topic_and_explain_says_what_was_read(e
     filler = " ".join(f"aside{number}" for number in range(400))
     english = ("We tune the HNSW index: ef_search, m and ef_construction decide recall and latency. " * 3
                + filler)[:2000]
-    japanese = ("夜間バッチでデータベースのダンプを取り、オブジェクトストレージへ送るバックアップの運用について。" * 60)[:2000]
+    japanese = ("夜間バッチでデータベースのダンプを取り、"
+                "オブジェクトストレージへ送るバックアップの運用について。" * 60)[:2000]
     for query, expected in ((english, "Tuning the HNSW index"), (japanese, "バックアップ運用")):
         result = run_script("search", query, "--mode", mode, "--explain", "--format", "json", env=env,
                             memories=sample, check=True)

@@ -112,7 +112,8 @@ def test_a_conversation_is_chunked_in_overlapping_windows_of_whole_turns():
 
 
 def test_japanese_turns_and_turns_apart_are_conversations_too():
-    japanese = "\n".join(f"{'田中' if i % 2 else '佐藤'}：{i}番目の発言です。" + "会議の内容について話した。" * 12 for i in range(8))
+    japanese = "\n".join(f"{'田中' if i % 2 else '佐藤'}：{i}番目の発言です。" + "会議の内容について話した。" * 12
+                         for i in range(8))
     assert len(chunk_markdown(japanese)) > 2
     apart = "\n\n".join(f"User: question {i} " + "word " * 40 + "\nmore of it" for i in range(10))
     chunks = chunk_markdown(apart.replace("User: question 1", "Assistant: answer 1"))
