@@ -160,6 +160,8 @@ class Scale:
             self._keep_base(conn)
             base, span = conn.execute("SELECT count(*), max(id) FROM scale_base_chunks").fetchone()
             have = conn.execute(self.sql("SELECT count(*) FROM {chunks}")).fetchone()[0]
+            if target == have:  # grown by an earlier run: measured again as it is
+                return {"chunks": have, "grow_s": 0.0}
             if target < have:
                 raise UsageError(f"the index in {self.workdir} already holds {have} chunks: give sizes from "
                                  f"{have} up, or another --workdir")
@@ -236,6 +238,8 @@ class Scale:
             chunks = conn.execute(self.sql("SELECT count(*) FROM {chunks}")).fetchone()[0]
             chosen = index_writer.hnsw_build_settings(
                 conn, index_writer.hnsw_graph_bytes(chunks, info.vector_type, info.dimension))
+            if info.has_hnsw:  # built by an earlier run at this size
+                return {"hnsw_build_s": None, "hnsw_settings": chosen}
             started = time.perf_counter()
             index_writer.ensure_hnsw(conn, self.tables, info.spec, say=self.say)
             return {"hnsw_build_s": round(time.perf_counter() - started, 1), "hnsw_settings": chosen}
@@ -255,7 +259,7 @@ class Scale:
                     parts[index.removeprefix(self.tables.prefix + "__")] = size
         return parts
 
-    def measure(self, queries: list[str]) -> dict:
+    def measure(self, queries: list[str], ef_search: list[int] = ()) -> dict:
         from memory_search.embedding.local import LocalEmbedder
         from memory_search.filters import Filters
         from memory_search.layouts import layout_for
@@ -283,28 +287,87 @@ class Scale:
             result["recall@10"] = self._recall(conn, layout, vectors, Filters())
             result["recall@10 session"] = self._recall(conn, layout, vectors, Filters(scope="session"))
             result["hnsw"] = info.has_hnsw
+            if info.has_hnsw and ef_search:
+                result["ef_search"] = self._ef_search(conn, layout, vectors, ef_search)
         return result
 
-    def _recall(self, conn, layout, vectors, filters) -> float | None:
-        """The share of the exact 10 nearest (of the filter's chunks) that the semantic leg returns."""
+    def _ef_search(self, conn, layout, vectors, values: list[int]) -> dict:
+        """Recall@10 (unfiltered and filtered) and the semantic leg's p50/p95 at other hnsw.ef_search values."""
+        from memory_search import layouts
+        from memory_search.filters import Filters
+        from memory_search.retrieval import FUSION_DEPTH
+
+        kept, figures = layouts.HNSW_EF_SEARCH, {}
+        try:
+            for value in values:
+                layouts.HNSW_EF_SEARCH = value
+                seconds = []
+                for vector in vectors:
+                    started = time.perf_counter()
+                    layout.semantic(conn, vector, Filters(), FUSION_DEPTH)
+                    seconds.append(time.perf_counter() - started)
+                figures[value] = {"leg": percentiles(seconds),
+                                  "recall@10": self._recall(conn, layout, vectors, Filters()),
+                                  "recall@10 session": self._recall(conn, layout, vectors, Filters(scope="session"))}
+        finally:
+            layouts.HNSW_EF_SEARCH = kept
+        return figures
+
+    def _recall(self, conn, layout, vectors, filters) -> dict | None:
+        """The share of the exact 10 nearest (of the filter's chunks) among the 10 best the semantic leg
+        returns when asked for as many as a hybrid search asks it for (retrieval.FUSION_DEPTH)."""
+        from memory_search.retrieval import FUSION_DEPTH
+
         if not layout.info.has_hnsw:
             return None
-        found = total = 0
+        span = conn.execute("SELECT max(id) FROM scale_base_chunks").fetchone()[0]
+        found = total = found_sources = filled = 0
         for vector in vectors:
-            approximate = {candidate.id for candidate in layout.semantic(conn, vector, filters, 10)}
+            leg = layout.semantic(conn, vector, filters, FUSION_DEPTH)
+            filled += len(leg) >= FUSION_DEPTH
+            approximate = [candidate.id for candidate in leg[:10]]
             with conn.transaction():
                 conn.execute("SET LOCAL enable_indexscan = off")
-                exact = {candidate.id for candidate in layout.semantic(conn, vector, filters, 10)}
-            found += len(approximate & exact)
+                exact = [candidate.id for candidate in layout.semantic(conn, vector, filters, 10)]
+            found += len(set(approximate) & set(exact))
             total += len(exact)
-        return round(found / max(total, 1), 3)
+            # Copies of one base chunk lie close together: which of them is nearest is decided by the noise.
+            # By source, a hit counts when it is a copy of a chunk whose copy is in the exact ten.
+            sources = {(id_ - 1) % span for id_ in exact}
+            found_sources += sum(1 for id_ in approximate if (id_ - 1) % span in sources)
+        return {"rows": round(found / max(total, 1), 3), "sources": round(found_sources / max(total, 1), 3),
+                "filled": round(filled / max(len(vectors), 1), 3)}
 
-    def run(self, targets: list[int], query_count: int) -> dict:
+    def halfvec_agreement(self, queries: list[str]) -> dict:
+        """What half precision changes on the base's real embeddings: the share of the exact ten nearest in
+        single precision that are the exact ten in half precision, and the largest cosine difference."""
+        from memory_search.embedding import vector_literal
+        from memory_search.embedding.local import LocalEmbedder
+
+        embedder = LocalEmbedder()
+        same = total = 0
+        largest = 0.0
+        with self.connect() as conn:
+            self._keep_base(conn)
+            for query in queries:
+                literal = vector_literal(embedder.embed_query(query))
+                rows = conn.execute(
+                    "SELECT id, 1 - (embedding::vector <=> %s::vector), 1 - (embedding::halfvec <=> %s::halfvec) "
+                    "FROM scale_base_chunks", (literal, literal)).fetchall()
+                single = {row[0] for row in sorted(rows, key=lambda row: -row[1])[:10]}
+                half = {row[0] for row in sorted(rows, key=lambda row: -row[2])[:10]}
+                same += len(single & half)
+                total += 10
+                largest = max(largest, max(abs(row[1] - row[2]) for row in rows))
+        return {"top10_same": round(same / total, 3), "largest_cosine_difference": round(largest, 5)}
+
+    def run(self, targets: list[int], query_count: int, ef_search: list[int] = ()) -> dict:
         report = {"machine": {"cores": os.cpu_count(), "load": os.getloadavg()[0],
                               "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
                   "base": self.base(), "sizes": []}
         self.say(f"base: {report['base']}")
         queries = questions(query_count)
+        report["halfvec"] = self.halfvec_agreement(queries)
         with self.connect() as conn:
             report["settings"] = dict(conn.execute(
                 "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN ('shared_buffers', "
@@ -317,7 +380,7 @@ class Scale:
             row["load"] = round(os.getloadavg()[0], 2)
             row["parts"] = self.sizes()
             self.say(f"  searching ({len(queries)} questions per mode)")
-            row.update(self.measure(queries))
+            row.update(self.measure(queries, ef_search))
             self.say(f"  {json.dumps(row)}")
             report["sizes"].append(row)
         with self.connect() as conn:
@@ -340,6 +403,8 @@ def report_text(report: dict) -> str:
              f"so a first index of 100,000 chunks takes about {base['first_index_100k_min']} min",
              f"stored vectors: {report['vector_type']}; {report['machine']['cores']} cores, "
              f"{report['machine']['memory_gb']} GB; PostgreSQL {report['settings']}",
+             f"half precision on the base's real embeddings: exact top 10 the same {report['halfvec']['top10_same']}"
+             f", largest cosine difference {report['halfvec']['largest_cosine_difference']}",
              "",
              "| chunks | keyword | semantic | hybrid | hybrid --scope session | recall@10 (session) | index size "
              "| bytes/chunk | HNSW build | load |",
@@ -349,12 +414,26 @@ def report_text(report: dict) -> str:
         cells = [f"{row[mode]['p50_ms']}/{row[mode]['p95_ms']}" for mode in ("keyword", "semantic", "hybrid",
                                                                               "hybrid session")]
         lines.append(f"| {row['chunks']:,} | " + " | ".join(cells)
-                     + f" | {row['recall@10']} ({row['recall@10 session']}) | {total / 2**20:,.0f} MB "
-                     f"| {total / row['chunks']:,.0f} | {row['hnsw_build_s']} s | {row['load']} |")
+                     + f" | {_recall(row['recall@10'])} ({_recall(row['recall@10 session'])}) "
+                     f"| {total / 2**20:,.0f} MB | {total / row['chunks']:,.0f} "
+                     f"| {'built before' if row['hnsw_build_s'] is None else str(row['hnsw_build_s']) + ' s'} "
+                     f"| {row['load']} |")
+    for row in report["sizes"]:
+        for value, figures in (row.get("ef_search") or {}).items():
+            lines.append(f"  {row['chunks']:,} chunks, hnsw.ef_search {value}: semantic leg "
+                         f"{figures['leg']['p50_ms']}/{figures['leg']['p95_ms']} ms, recall@10 "
+                         f"{_recall(figures['recall@10'])} ({_recall(figures['recall@10 session'])})")
     if report["sizes"]:
         last = report["sizes"][-1]
         lines += ["", f"bytes per chunk by part at {last['chunks']:,} chunks:"]
         for part, size in sorted(last["parts"].items(), key=lambda item: -item[1]):
             lines.append(f"  {part:<24} {size / last['chunks']:>8,.0f}")
-    lines.append("latencies p50/p95 ms, in-process, the query embedded by the model each time")
+    lines.append("latencies p50/p95 ms, in-process, the query embedded by the model each time; recall@10 of the "
+                 "semantic leg against an exact scan, by row and by the base chunk a row copies")
     return "\n".join(lines)
+
+
+def _recall(recall) -> str:
+    if not isinstance(recall, dict):
+        return str(recall)
+    return f"{recall['rows']}/{recall['sources']}"
