@@ -7,6 +7,7 @@ Gaussian noise, normalized."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -36,7 +37,7 @@ def write_base(root: Path) -> int:
         note = json.loads(line)
         kind = KINDS[number % len(KINDS)]
         day = f"2026-{1 + number % 11:02d}-{1 + number % 28:02d}"
-        path = root / "raw" / kind / day / f"{number:04d}_{abs(hash(note['_id'])) % 10**8:08d}.md"
+        path = root / "raw" / kind / day / f"{number:04d}_{hashlib.sha1(note['_id'].encode()).hexdigest()[:8]}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         title = note.get("title") or note["_id"]
         path.write_text(f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\nkind: {kind}\ndate: {day}\n"
