@@ -404,3 +404,14 @@ def test_an_index_of_single_precision_vectors_is_searched_then_upgraded_in_place
                                                   str(memories.root / "wiki/b.md"): (1, 1)}
     assert names(search(env, memories, "tide tables", "--mode", "semantic"))[0] == "a.md"
     assert names(search(env, memories, "boats sail on the lake"))[0] == "b.md"
+
+
+def test_the_vector_index_is_built_with_memory_for_its_whole_graph_on_a_server_of_this_machine(database):
+    from memory_search.index_writer import hnsw_build_settings, hnsw_graph_bytes
+
+    graph = hnsw_graph_bytes(1_000_000, "halfvec", 384)
+    assert 1.2e9 < graph < hnsw_graph_bytes(1_000_000, "vector", 384) < 2.5e9
+    with psycopg.connect(database) as conn:
+        chosen = hnsw_build_settings(conn, 300 * 1048576)
+    assert chosen["maintenance_work_mem"] == "375MB"
+    assert int(chosen["max_parallel_maintenance_workers"]) == min(max((os.cpu_count() or 1) - 1, 0), 7)
