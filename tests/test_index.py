@@ -415,3 +415,18 @@ def test_the_vector_index_is_built_with_memory_for_its_whole_graph_on_a_server_o
         chosen = hnsw_build_settings(conn, 300 * 1048576)
     assert chosen["maintenance_work_mem"] == "375MB"
     assert int(chosen["max_parallel_maintenance_workers"]) == min(max((os.cpu_count() or 1) - 1, 0), 7)
+
+
+def test_stats_names_what_a_configured_server_elsewhere_lacks_for_a_large_index(env, memories, database,
+                                                                                monkeypatch):
+    from memory_search import status
+
+    memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
+    index(env, memories)
+    assert json.loads(run_script("stats", "--json", env=env, memories=memories).stdout)["server"] == []
+    monkeypatch.setattr(status, "server_on_this_machine", lambda conn: False)  # its memory is not ours to size
+    with psycopg.connect(database) as conn:
+        notes = status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=True)
+        assert status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=False) == []
+    (short,) = [note for note in notes if note.startswith("maintenance_work_mem is")]
+    assert "1,000,000 chunks" in short and "set maintenance_work_mem to 1,787 MB on the server" in short
