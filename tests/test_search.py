@@ -236,23 +236,6 @@ def test_search_never_writes(env, sample):
     assert {path: path.stat().st_mtime_ns for path in sample.root.rglob("*")} == before
 
 
-@pytest.mark.parametrize(
-    "script, variable",
-    [
-        ("search", "MEMORIES_DIR"),
-        ("recent", "MEMORIES_DIR"),
-        ("index", "MEMORIES_DIR"),
-        ("stats", "MEMORIES_DIR"),
-        ("db", "MEMORIES_DATABASE_URL"),
-    ],
-)
-def test_every_script_documents_examples_environment_and_exit_codes(env, script, variable):
-    result = run_script(script, "--help", env=env)
-    assert result.returncode == 0
-    for heading in ("Examples:", "Environment:", "Exit codes:", variable):
-        assert heading in result.stdout
-
-
 def test_a_file_edited_after_indexing_is_flagged_stale(env, sample):
     index(env, sample)
     assert search(env, sample, "夜間バッチ")[0]["stale"] is False
