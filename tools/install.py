@@ -73,7 +73,8 @@ def main(arguments: list[str]) -> int:
         say(f"pip could not install {os.path.relpath(lock, ROOT)}: see its message above")
         return 1
     say("installing memory-search itself (editable, no dependencies)")
-    if subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-e", spec], cwd=ROOT).returncode != 0:
+    editable = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-e", spec]
+    if subprocess.run(editable, cwd=ROOT).returncode != 0:
         say("pip could not install the project: see its message above")
         return 1
     say(f"environment ready in {time.monotonic() - started:.0f} s")

@@ -20,6 +20,11 @@ def launch(script: str) -> None:
         from . import client
 
         start_helper = client.answer(script)  # exits here with a warm helper's answer
+    if script == "mcp_server" and any(argument in ("-h", "--help") for argument in sys.argv[1:]):
+        from .mcp_tools import HELP
+
+        sys.stdout.write(HELP)  # without the MCP SDK's import time
+        sys.exit(0)
     if script == "mcp_server" and not environment.ready(NEEDS["mcp_server"]) and not sys.argv[1:]:
         from .mcp_relay import relay
 
