@@ -42,7 +42,13 @@ $(CLAUDE):
 		|| echo "note: could not install the claude CLI; the plugin checks that need it are skipped"; \
 	else echo "note: npm not found; the plugin checks that need the claude CLI are skipped"; fi
 
-test: install $(CLAUDE)
+# The fast tier (a few minutes): every behaviour on small inputs. test-all, which .ci/run runs, adds the
+# slow tiers (pyproject.toml's markers): size and timeouts, kill -9, the plugin, the team server, end to end.
+SLOW_TIERS := slow or crash or plugin or team or e2e
+test: install
+	$(BIN)/python -m pytest --ignore=tests/langbot -m "not ($(SLOW_TIERS))"
+
+test-all: install $(CLAUDE)
 	$(BIN)/python -m pytest --ignore=tests/langbot
 
 # The configuration is pyproject.toml's [tool.ruff].

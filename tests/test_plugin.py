@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT, run_script
 
 CLAUDE = ROOT / ".tools/claude/node_modules/.bin/claude"  # installed by `make test` when npm is there
+pytestmark = pytest.mark.plugin  # builds environments and drives Claude Code's CLI: `make test-all`
 needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=f"the claude CLI is not installed at {CLAUDE} "
                                                                "(`make test` installs it with npm when npm exists)")
 BASE_PYTHON = getattr(sys, "_base_executable", None) or shutil.which("python3")
