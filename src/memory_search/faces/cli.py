@@ -782,7 +782,7 @@ def mcp_command(arguments):
 
 
 def _serve_command():
-    from .http_api import serve_command
+    from .serve_command import serve_command
 
     return serve_command
 

@@ -38,7 +38,7 @@ def launch(script: str) -> None:
     from .cli import COMMANDS, run
 
     if script == "serve":
-        from .http_api import serve_command
+        from .serve_command import serve_command
 
         run(serve_command, "serve.py")
     run(COMMANDS[script], f"{script}.py", start_helper=start_helper)
