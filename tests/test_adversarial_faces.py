@@ -100,9 +100,10 @@ def stop_server(server: Server) -> None:
         server.process.wait(timeout=30)
 
 
-@pytest.fixture
-def server(env, notes, tmp_path):
-    running = start_server(env, notes, tmp_path)
+@pytest.fixture(scope="module")
+def server(base_env, notes, tmp_path_factory):
+    """One server for the module's requests: each is answered on its own, and none may leave a traceback."""
+    running = start_server(base_env, notes, tmp_path_factory.mktemp("server"))
     yield running
     stop_server(running)
     no_traceback(running.stderr)
