@@ -3,8 +3,9 @@
     python3 tools/help_bench.py [--runs 5] [--python python3] [--limit 0.5]
 
 Each script runs as Claude Code runs it, by the python3 on PATH (the script enters .venv itself), with no warm
-helper (MEMORIES_NO_DAEMON=1), so the figure is the script's own start-up. `python3 -c pass` is timed the same
-way for scale, and the load average is printed with the figures. Exit codes: 0 every median within --limit
+helper (MEMORIES_NO_DAEMON=1), so the figure is the script's own start-up. `python3 -c pass` is timed right
+before each run, and each median is also given as a ratio to its median, which holds better than seconds on a
+busy machine; the load average is printed with the figures. Exit codes: 0 every median within --limit
 seconds; 1 some script above it; 2 usage error."""
 
 from __future__ import annotations
@@ -38,18 +39,21 @@ def main() -> int:
     options = parser.parse_args()
     environ = {**os.environ, "MEMORIES_NO_DAEMON": "1"}
     scripts = sorted((ROOT / "scripts").glob("*.py"))
-    baseline = statistics.median(timed([options.python, "-c", "pass"], environ) for _ in range(options.runs))
-    print(f"load average {os.getloadavg()[0]:.2f}; {options.python} -c pass: {baseline * 1000:.0f} ms "
-          f"(median of {options.runs})")
-    print(f"{'script':<16} {'median':>8} {'slowest':>8}")
+    print(f"load average {os.getloadavg()[0]:.2f}; medians of {options.runs} fresh processes by {options.python}")
+    print(f"{'script':<16} {'median':>8} {'slowest':>8} {'python3 -c pass':>16} {'ratio':>6}")
     over = []
     for script in scripts:
-        times = [timed([options.python, str(script), "--help"], environ) for _ in range(options.runs)]
-        median = statistics.median(times)
-        print(f"{script.name:<16} {median * 1000:>6.0f} ms {max(times) * 1000:>5.0f} ms")
+        baselines, times = [], []
+        for _ in range(options.runs):
+            baselines.append(timed([options.python, "-c", "pass"], environ))
+            times.append(timed([options.python, str(script), "--help"], environ))
+        median, baseline = statistics.median(times), statistics.median(baselines)
+        print(f"{script.name:<16} {median * 1000:>5.0f} ms {max(times) * 1000:>5.0f} ms {baseline * 1000:>13.0f} ms "
+              f"{median / baseline:>5.1f}x")
         if median > options.limit:
             over.append(script.name)
     if over:
+        sys.stdout.flush()
         print(f"above {options.limit} s: {', '.join(over)}", file=sys.stderr)
         return 1
     return 0
