@@ -380,3 +380,16 @@ def test_stats_counts_chunks_waiting_for_their_embedding_and_names_the_stale_fil
     assert (status["embedded"], status["waiting_for_embeddings"]) == (status["chunks"] - 1, 1)
     assert status["stale"] == {"new": ["wiki/c.md"], "changed": ["wiki/a.md"], "deleted": ["wiki/b.md"]}
     assert status["progress"] is None
+
+
+def test_progress_is_reported_off_a_terminal_only_when_asked(env, memories):
+    memories.write("wiki/a.md", "# A\n\nAlpha notes.\n", title="A")
+    memories.write("wiki/b.md", "# B\n\nBeta notes.\n", title="B")
+    quiet = run_script("index", env=env, memories=memories, check=True)
+    assert "indexing:" not in quiet.stderr and "\r" not in quiet.stderr
+    memories.write("wiki/c.md", "# C\n\nGamma notes.\n", title="C")
+    shown = run_script("index", "--progress", "--rebuild", env=env, memories=memories, check=True)
+    lines = shown.stderr.splitlines()
+    assert any(line.startswith("indexing: 3/3 files") for line in lines), shown.stderr
+    assert any(line.startswith("embedding: ") and " chunks, " in line for line in lines), shown.stderr
+    assert "\r" not in shown.stderr and "\033" not in shown.stderr

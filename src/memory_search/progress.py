@@ -14,6 +14,7 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
         self.lines = lines and not self.enabled
+        self._last_line = None
         self.label = label
         self.total = self.files = self.chunks = 0
         self.unit = "files"
@@ -68,5 +69,8 @@ class Progress:
 
     def _line(self, now: float) -> None:
         done = f"{self.files}/{self.total} {self.unit}" + (f", {self.chunks} chunks" if self.unit == "files" else "")
+        if (self.label, done) == self._last_line:  # finish() right after the last step's line
+            return
+        self._last_line = (self.label, done)
         self.stream.write(f"{self.label}: {done}, {now - self.started:.0f} s\n")
         self.stream.flush()
