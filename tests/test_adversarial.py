@@ -153,6 +153,7 @@ BAD_ARGUMENTS = [
 ]
 
 
+@pytest.mark.slow  # a fresh process per argument
 def test_bad_arguments_get_one_line_and_a_documented_exit_code(env, memories):
     memories.write("wiki/a.md", "# A\n\nSome text about x.", title="A")
     index(env, memories)

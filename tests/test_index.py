@@ -108,6 +108,7 @@ def test_a_second_indexer_waits_or_exits(env, memories, database):
     assert json.loads(out)["skipped"] == 1
 
 
+@pytest.mark.crash
 def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, database):
     marker = memories.root.parent.name
     for i in range(40):

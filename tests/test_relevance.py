@@ -81,6 +81,7 @@ def test_explain_keeps_the_raw_leg_scores_beside_the_relevance(env, small):
     assert set(legs["relevance"]) == {"fusion"} and legs["fusion"]["method"] == "learned"
 
 
+@pytest.mark.slow  # a hundred notes: the size is the point
 @pytest.mark.parametrize("mode", MODES)
 def test_a_hit_scores_about_the_same_among_five_notes_and_among_a_hundred(env, memories, tmp_path, mode):
     from conftest import MemoriesDir
