@@ -16,6 +16,8 @@ import pytest
 
 from conftest import ROOT, MemoriesDir, index, run_script
 
+pytestmark = pytest.mark.e2e  # the 29 sample memories embedded (150 chunks): `make test-all`
+
 SAMPLE = ROOT / "examples" / "memories"
 SCRIPT_CALL = re.compile(r"(?:\$\{CLAUDE_SKILL_DIR\}/)?scripts/([a-z_]+)\.py")
 NEVER_RUN = ("db.py stop", "db.py start", "db.internal", "--watch", "serve.py", "mcp_server.py")

@@ -150,6 +150,7 @@ JAPANESE_TOPICS = ["会議室の予約", "経費精算の締め日", "新人研�
                    "備品の発注", "健康診断の予約", "防災訓練", "忘年会の会場"]
 
 
+@pytest.mark.slow  # sixty notes of each language: enough of both is the point
 def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both_languages(env, small, tmp_path):
     from conftest import MemoriesDir
 
