@@ -9,16 +9,16 @@ the environment's python (one exec).
 
 A missing environment is built on first use: by one process at a time (a lock), into a temporary
 folder beside it that is renamed into place only when complete, so an interrupted build never leaves a
-half-built environment. One built for another pyproject.toml (a plugin update that changed the
-dependencies) is built again. `python3 environment.py prepare [--index DIR]` builds it ahead of time
-and then indexes DIR: the plugin's hooks start it detached.
+half-built environment, from the lock (requirements/plugin.txt). One built for another pyproject.toml or
+lock (a plugin update that changed the dependencies) is built again. `python3 environment.py prepare
+[--index DIR]` builds it ahead of time and then indexes DIR: the plugin's hooks start it detached.
 """
 
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-STAMP = ".memory-search-pyproject"  # in an environment built here: the hash of the pyproject.toml it was built for
+STAMP = ".memory-search-pyproject"  # in an environment built here: the hash of the pyproject.toml and lock it had
 LOCK = os.path.join("requirements", "plugin.txt")  # the package's and the faces' dependencies, pinned with hashes
 UV = "uv==0.13.9"
 
