@@ -4,21 +4,32 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install demo test lint test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time calibrate clean browser
+.PHONY: install lock demo test test-all lint test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time calibrate clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
+# Installed from the lock (requirements/dev.txt: every package pinned with its hashes), not resolved again;
+# tools/install.py counts the packages on stderr as pip goes.
 INSTALLED := $(VENV)/.installed
 
-$(INSTALLED): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[faces,test]'
+$(INSTALLED): pyproject.toml requirements/dev.txt
+	$(PYTHON) tools/install.py $(VENV) requirements/dev.txt
 	touch $@
 
 install: $(INSTALLED)
 
+# Write the locks again from pyproject.toml, each dependency at the newest release its pin allows (uv, from
+# the test extra): requirements/plugin.txt (the plugin's environment: the package and its faces),
+# dev.txt (make install, CI: and the test extra), langbot.txt (and the LangBot SDK). Python 3.11, any platform.
+LOCK = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --upgrade \
+	--quiet --custom-compile-command "make lock"
+lock: $(INSTALLED)
+	$(LOCK) --extra faces -o requirements/plugin.txt
+	$(LOCK) --extra faces --extra test -o requirements/dev.txt
+	$(LOCK) --extra faces --extra test --extra langbot -o requirements/langbot.txt
+
 # Index the sample memories (embedded PostgreSQL, local model) and search them in both languages.
 demo: install
-	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/index.py
+	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/index.py --progress
 	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/search.py "セッション要約の保存先" --top 3
 	@echo
 	MEMORIES_DIR=$(SAMPLE) $(BIN)/python scripts/search.py "how do we tune the HNSW index" --top 3
@@ -31,7 +42,13 @@ $(CLAUDE):
 		|| echo "note: could not install the claude CLI; the plugin checks that need it are skipped"; \
 	else echo "note: npm not found; the plugin checks that need the claude CLI are skipped"; fi
 
-test: install $(CLAUDE)
+# The fast tier (a few minutes): every behaviour on small inputs. test-all, which .ci/run runs, adds the
+# slow tiers (pyproject.toml's markers): size and timeouts, kill -9, the plugin, the team server, end to end.
+SLOW_TIERS := slow or crash or plugin or team or e2e
+test: install
+	$(BIN)/python -m pytest --ignore=tests/langbot -m "not ($(SLOW_TIERS))"
+
+test-all: install $(CLAUDE)
 	$(BIN)/python -m pytest --ignore=tests/langbot
 
 # The configuration is pyproject.toml's [tool.ruff].
@@ -39,8 +56,8 @@ lint: install
 	$(BIN)/ruff check src scripts tools tests integrations
 
 # The LangBot plugin: its SDK is an optional dependency group of its own.
-$(BIN)/lbp: $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[faces,test,langbot]'
+$(BIN)/lbp: $(INSTALLED) requirements/langbot.txt
+	$(PYTHON) tools/install.py $(VENV) requirements/langbot.txt
 	touch $@
 
 test-langbot: $(BIN)/lbp

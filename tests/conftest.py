@@ -1,5 +1,8 @@
 """Fixtures: one real embedded PostgreSQL for the session, memories directories built per test.
 
+Randomised tests draw from one seed per run, printed at the end (and by each such test, shown with its
+failure); MEMORIES_TEST_SEED=N replays a run.
+
 Scripts run in this process by default, as the warm helper runs them (faces/cli.py's Console: their own
 streams, environment and working directory, one shared model and connection pool); run_process runs
 one as a fresh process, for what only a process shows (start-up, signals, the helper itself)."""
@@ -9,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +23,27 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 sys.path.insert(0, str(ROOT / "src"))
+
+SEED = int(os.environ.get("MEMORIES_TEST_SEED") or random.SystemRandom().randrange(2**32))
+SEED_NOTE = f"seed {SEED} (MEMORIES_TEST_SEED={SEED} replays it)"
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"randomised tests: {SEED_NOTE}")
+
+
+def seeded(test):
+    """A Hypothesis test that draws from the run's seed (printed at the end of the run)."""
+    from hypothesis import seed
+
+    return seed(SEED)(test)
+
+
+@pytest.fixture
+def rng(request) -> random.Random:
+    """A random generator for this test, from the run's seed and the test's id; it prints the seed."""
+    print(f"{request.node.nodeid}: {SEED_NOTE}")
+    return random.Random(f"{SEED}-{request.node.nodeid}")
 
 
 @pytest.fixture(scope="session")

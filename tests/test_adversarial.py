@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -67,6 +66,7 @@ def check_consistency(database: str, root: Path) -> dict:
 
 # --- hostile files ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_hostile_file_is_indexed_or_skipped_with_its_reason(env, memories, database):
     cases = write_corpus(memories.root)
     started = time.monotonic()
@@ -153,6 +153,7 @@ BAD_ARGUMENTS = [
 ]
 
 
+@pytest.mark.slow  # a fresh process per argument
 def test_bad_arguments_get_one_line_and_a_documented_exit_code(env, memories):
     memories.write("wiki/a.md", "# A\n\nSome text about x.", title="A")
     index(env, memories)
@@ -215,10 +216,10 @@ def _kill_during(command: list[str], env: dict, delay: float) -> int:
     return process.wait()
 
 
+@pytest.mark.crash
 @pytest.mark.parametrize("phase", ["first build", "incremental", "rebuild"])
-def test_kill_9_at_random_moments_loses_nothing(env, memories, database, phase):
-    rng = random.Random(f"{phase}-{memories.root}")
-    _notes(memories, 40, salt=f"{phase} {memories.root.parent.name}")
+def test_kill_9_at_random_moments_loses_nothing(env, memories, database, phase, rng):
+    _notes(memories, 40, salt=f"{phase} {rng.randrange(10**9)}")  # new text each run: no cached embeddings
     command = [sys.executable, str(SCRIPTS / "index.py"), "--memories", str(memories.root)]
     if phase != "first build":
         index(env, memories)
@@ -255,6 +256,7 @@ def _index_exists(database: str, root: Path) -> bool:
         return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (ManagedTables.of(root).meta,)).fetchone()[0]
 
 
+@pytest.mark.crash
 def test_a_database_stopped_mid_run_is_one_line_and_the_next_run_finishes(env, memories, tmp_path):
     from memory_search.database import EmbeddedServer
 
@@ -283,6 +285,7 @@ def test_a_database_stopped_mid_run_is_one_line_and_the_next_run_finishes(env, m
 
 # --- concurrency ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("during", ["indexing", "rebuild"])
 def test_searches_during_indexing_never_fail_or_miss(env, memories, during):
     memories.write("wiki/anchor.md", "# Anchor\n\nThe zebrafinch anchor note stays findable.", title="Anchor")

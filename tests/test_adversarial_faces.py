@@ -100,9 +100,10 @@ def stop_server(server: Server) -> None:
         server.process.wait(timeout=30)
 
 
-@pytest.fixture
-def server(env, notes, tmp_path):
-    running = start_server(env, notes, tmp_path)
+@pytest.fixture(scope="module")
+def server(base_env, notes, tmp_path_factory):
+    """One server for the module's requests: each is answered on its own, and none may leave a traceback."""
+    running = start_server(base_env, notes, tmp_path_factory.mktemp("server"))
     yield running
     stop_server(running)
     no_traceback(running.stderr)
@@ -295,6 +296,7 @@ class HalfSentHolder:
                     self.closed_by_server += 1
 
 
+@pytest.mark.slow
 def test_http_health_answers_within_10_s_while_300_half_sent_connections_are_held(env, notes, tmp_path):
     running = start_server(env, notes, tmp_path, limit_files=256)
     try:
@@ -332,6 +334,7 @@ def _seconds_until_closed(connection: socket.socket, limit: float) -> float | No
     return time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("half", ["head", "body"])
 def test_http_a_request_that_stalls_half_sent_is_closed_and_the_server_answers_on(server, half):
     host, port = server.base.removeprefix("http://").split(":")

@@ -135,6 +135,7 @@ def test_time_words_that_start_after_they_end_are_refused_before_the_search(env,
     assert memories._connection is None
 
 
+@pytest.mark.slow  # eighty files: past the fusion depth of a short list is the point
 def test_asking_for_more_results_does_not_reorder_the_first_ones(env, memories):
     """Each leg is fused 100 deep for any list of up to 33 files, so a longer list only adds to the end."""
     teas = ["green", "black", "oolong", "white", "jasmine", "roasted", "smoked", "barley", "mint", "ginger"]

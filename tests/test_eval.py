@@ -16,6 +16,7 @@ def run_eval(*args: str, env: dict, timeout: float = 600) -> subprocess.Complete
                           env=env, timeout=timeout)
 
 
+@pytest.mark.slow  # a whole evaluation set in three modes
 def test_a_question_in_another_language_does_no_worse_in_hybrid_than_in_semantic(env):
     result = run_eval(str(ROOT / "examples/eval/ja-questions-en-notes"), "--split", "test",
                       "--modes", "keyword,semantic,hybrid", "--compare", "semantic,hybrid", "--json", env=env)

@@ -527,6 +527,7 @@ def test_the_search_log_holds_whole_lines_only_when_it_cannot_be_written(env, no
     assert log.read_bytes() == before  # no torn line for the next entry to be glued to
 
 
+@pytest.mark.crash
 def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, small_disk):
     from memory_search.database import EmbeddedServer
 

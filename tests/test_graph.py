@@ -103,6 +103,7 @@ def test_the_data_route_has_one_node_per_memory_and_the_resolved_links(server, s
     assert status == 404 and "not in the index" in missing["error"]
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not shutil.which(CHROMIUM), reason="Chromium is not installed: apt-get install chromium")
 def test_the_page_draws_every_memory_in_headless_chromium_without_console_errors(server, tmp_path):
     result = subprocess.run(

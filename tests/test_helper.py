@@ -86,6 +86,7 @@ def notes(memories):
     return memories
 
 
+@pytest.mark.slow  # each query also as a fresh process that loads the model
 def test_results_are_the_same_through_the_helper_and_without_it(helper_env, notes):
     index(helper_env, notes)
     queries = [["how hot should tea be"], ["パンの発酵", "--scope", "wiki"], ["tea", "--project", "home", "--explain"]]
@@ -174,6 +175,7 @@ def _same_bytes(name, *args, env, memories=None):
     return helped
 
 
+@pytest.mark.slow  # each call also as a fresh process that loads the model
 def test_every_script_prints_the_same_bytes_through_the_helper(helper_env, notes, tmp_path):
     index(helper_env, notes)
     _start_helper()

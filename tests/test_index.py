@@ -108,6 +108,7 @@ def test_a_second_indexer_waits_or_exits(env, memories, database):
     assert json.loads(out)["skipped"] == 1
 
 
+@pytest.mark.crash
 def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, database):
     marker = memories.root.parent.name
     for i in range(40):
@@ -430,3 +431,16 @@ def test_stats_names_what_a_configured_server_elsewhere_lacks_for_a_large_index(
         assert status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=False) == []
     (short,) = [note for note in notes if note.startswith("maintenance_work_mem is")]
     assert "1,000,000 chunks" in short and "set maintenance_work_mem to 1,787 MB on the server" in short
+
+
+def test_progress_is_reported_off_a_terminal_only_when_asked(env, memories):
+    memories.write("wiki/a.md", "# A\n\nAlpha notes.\n", title="A")
+    memories.write("wiki/b.md", "# B\n\nBeta notes.\n", title="B")
+    quiet = run_script("index", env=env, memories=memories, check=True)
+    assert "indexing:" not in quiet.stderr and "\r" not in quiet.stderr
+    memories.write("wiki/c.md", "# C\n\nGamma notes.\n", title="C")
+    shown = run_script("index", "--progress", "--rebuild", env=env, memories=memories, check=True)
+    lines = shown.stderr.splitlines()
+    assert any(line.startswith("indexing: 3/3 files") for line in lines), shown.stderr
+    assert any(line.startswith("embedding: ") and " chunks, " in line for line in lines), shown.stderr
+    assert "\r" not in shown.stderr and "\033" not in shown.stderr

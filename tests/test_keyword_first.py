@@ -9,6 +9,7 @@ import threading
 import time
 
 import psycopg
+import pytest
 
 import memory_search
 from conftest import SCRIPTS, index, names, run_script, search
@@ -95,6 +96,7 @@ def test_newest_records_are_embedded_first(env, memories, database):
     assert days == sorted(days, reverse=True)
 
 
+@pytest.mark.crash
 def test_a_run_killed_while_embedding_resumes_without_redoing_work(env, memories, database):
     _notes(memories, 30)
     process = subprocess.Popen([sys.executable, str(SCRIPTS / "index.py"), "--memories", str(memories.root)],
@@ -120,6 +122,7 @@ def test_a_run_killed_while_embedding_resumes_without_redoing_work(env, memories
     assert _counts(database, memories) == (60, 60)
 
 
+@pytest.mark.crash
 def test_a_run_killed_while_writing_keywords_resumes_without_redoing_work(env, memories, database):
     marker = memories.root.parent.name  # text new to the embedding cache
     for number in range(300):  # short notes: the model embeds them quickly once the run resumes

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 pytest.importorskip("starlette", reason="the faces extra is not installed (make install installs it)")
 pytest.importorskip("markdown_it", reason="the faces extra is not installed (make install installs it)")
 
-from conftest import ROOT, SCRIPTS, MemoriesDir, index  # noqa: E402
+from conftest import ROOT, SCRIPTS, MemoriesDir, index, seeded  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 import chromium as browser  # noqa: E402
@@ -45,8 +45,10 @@ HOSTILE = """# Hostile <img src=x onerror="window.pwned='heading'">
 
 Back to the [hub](hub.md), a [safe site](https://example.com/a?b=1&c=2).
 """
-needs_browser = pytest.mark.skipif(not browser.available(),
-                                   reason="Chromium is not installed: `make browser` (apt-get install chromium)")
+def needs_browser(test):
+    """A test in a real Chromium: the end-to-end tier (`make test-all`); skipped, saying so, without one."""
+    return pytest.mark.e2e(pytest.mark.skipif(
+        not browser.available(), reason="Chromium is not installed: `make browser` (apt-get install chromium)")(test))
 
 
 @pytest.fixture(scope="module")
@@ -339,6 +341,7 @@ hostile_pieces = st.sampled_from([
 ])
 
 
+@seeded
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(hostile_pieces, st.text(max_size=40)), max_size=12))
 def test_rendered_markdown_holds_only_safe_tags_attributes_and_links_whatever_the_note_says(pieces):

@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT, run_script
 
 CLAUDE = ROOT / ".tools/claude/node_modules/.bin/claude"  # installed by `make test` when npm is there
+pytestmark = pytest.mark.plugin  # builds environments and drives Claude Code's CLI: `make test-all`
 needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=f"the claude CLI is not installed at {CLAUDE} "
                                                                "(`make test` installs it with npm when npm exists)")
 BASE_PYTHON = getattr(sys, "_base_executable", None) or shutil.which("python3")
@@ -307,7 +308,8 @@ def test_first_use_from_the_marketplace_needs_nothing_typed(base_env, tmp_path):
                        env={**env, "MEMORIES_DATA_DIR": str(data_home),
                             "MEMORIES_VENV": str(Path(env["HOME"]) / ".claude/plugins/data/"
                                                  "memory-search-memory-search/venv")})
-    assert timings["connected"] < 5 and timings["first_semantic_hit"] < 300
+    # Connecting must not wait for the environment's build (minutes); seconds, even on a loaded machine.
+    assert timings["connected"] < 15 and timings["first_semantic_hit"] < 300
 
 
 MCP_SEARCH = """

@@ -9,6 +9,8 @@ import unicodedata
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import seeded
+
 from memory_search.chunking import MAX_CHARS, chunk_markdown
 from memory_search.errors import ParameterError
 from memory_search.filters import matches, parse_where, Filters
@@ -28,6 +30,7 @@ markdown_lines = st.lists(st.one_of(
 ), max_size=40)
 
 
+@seeded
 @FAST
 @given(markdown_lines)
 def test_the_frontmatter_splitter_returns_a_suffix_or_a_reason(lines):
@@ -44,6 +47,7 @@ def test_the_frontmatter_splitter_returns_a_suffix_or_a_reason(lines):
     make_record("/m/wiki/x.md", "wiki/x.md", metadata, body)
 
 
+@seeded
 @FAST
 @given(st.text(max_size=300))
 def test_tokenizing_is_the_same_after_nfkc_and_never_fails(text):
@@ -57,6 +61,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
                            | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
 
 
+@seeded
 @FAST
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=4), json_values)
 def test_where_either_parses_or_is_a_usage_error(document, value):
@@ -71,6 +76,7 @@ def test_where_either_parses_or_is_a_usage_error(document, value):
     assert matches(filters, record) in (True, False)
 
 
+@seeded
 @FAST
 @given(markdown_lines, st.integers(min_value=1, max_value=50))
 def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
@@ -90,6 +96,7 @@ def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
             assert number in covered, (number, line)
 
 
+@seeded
 @FAST
 @given(st.text(max_size=200), st.text(max_size=60))
 def test_marks_are_ordered_disjoint_spans_inside_the_text(text, query):

@@ -81,6 +81,7 @@ def test_explain_keeps_the_raw_leg_scores_beside_the_relevance(env, small):
     assert set(legs["relevance"]) == {"fusion"} and legs["fusion"]["method"] == "learned"
 
 
+@pytest.mark.slow  # a hundred notes: the size is the point
 @pytest.mark.parametrize("mode", MODES)
 def test_a_hit_scores_about_the_same_among_five_notes_and_among_a_hundred(env, memories, tmp_path, mode):
     from conftest import MemoriesDir
@@ -149,6 +150,7 @@ JAPANESE_TOPICS = ["会議室の予約", "経費精算の締め日", "新人研�
                    "備品の発注", "健康診断の予約", "防災訓練", "忘年会の会場"]
 
 
+@pytest.mark.slow  # sixty notes of each language: enough of both is the point
 def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both_languages(env, small, tmp_path):
     from conftest import MemoriesDir
 

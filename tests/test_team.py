@@ -21,8 +21,9 @@ import pytest
 
 from conftest import SCRIPTS, MemoriesDir
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("runuser"),
-                                reason="network namespaces need root and iproute2's ip (CI runs as root)")
+pytestmark = [pytest.mark.team,
+              pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("runuser"),
+                                 reason="network namespaces need root and iproute2's ip (CI runs as root)")]
 
 PGBIN = None  # set by the database fixture
 SUBNET = "10.77.0"

@@ -340,7 +340,8 @@ def test_find_time(query, today, since, until, text, phrases):
 #    So the text, whitespace read as spaces, is a subsequence of the query, and it equals the query without
 #    its cuts once whitespace, commas, brackets and :;・ are set aside (_skeleton);
 #  - reading only the rules a query's features allow finds what every rule would (the differential test).
-# The seed is printed; TIME_WORDS_SEED=N replays a run, TIME_WORDS_EXAMPLES=N sets the run size.
+# The seed (the run's, conftest.SEED) is printed; TIME_WORDS_SEED=N or MEMORIES_TEST_SEED=N replays a run,
+# TIME_WORDS_EXAMPLES=N sets the run size.
 
 import functools  # noqa: E402
 import os  # noqa: E402
@@ -349,9 +350,10 @@ import re  # noqa: E402
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from conftest import SEED as RUN_SEED  # noqa: E402
 from memory_search import timewords  # noqa: E402
 
-SEED = int(os.environ.get("TIME_WORDS_SEED") or random.SystemRandom().randrange(2**32))
+SEED = int(os.environ.get("TIME_WORDS_SEED") or RUN_SEED)  # the run's seed unless told
 EXAMPLES = int(os.environ.get("TIME_WORDS_EXAMPLES") or 300)
 PROPERTY = settings(max_examples=EXAMPLES, deadline=datetime.timedelta(seconds=1), print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -1,4 +1,5 @@
-"""A progress bar on stderr, drawn only when stderr is a terminal."""
+"""A progress bar on stderr, drawn only when stderr is a terminal; or, asked for, a plain line every few seconds
+(logs, CI, `make demo` behind a pipe)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import time
 
 
 class Progress:
-    def __init__(self, stream=None, label: str = "indexing"):
+    LINE_EVERY = 3.0  # seconds between plain lines
+
+    def __init__(self, stream=None, label: str = "indexing", lines: bool = False):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
+        self.lines = lines and not self.enabled
+        self._last_line = None
         self.label = label
         self.total = self.files = self.chunks = 0
         self.unit = "files"
@@ -36,6 +41,8 @@ class Progress:
         self.stream.flush()
 
     def finish(self) -> None:
+        if self.lines and self.total:
+            self._line(time.monotonic())
         if self.enabled and self.total:
             self._draw(force=True)
             self.stream.write("\n")
@@ -43,6 +50,10 @@ class Progress:
 
     def _draw(self, force: bool = False) -> None:
         now = time.monotonic()
+        if self.lines and self.total and (force or now - self._drawn >= self.LINE_EVERY):
+            self._drawn = now
+            self._line(now)
+            return
         if not self.enabled or not self.total or (not force and now - self._drawn < 0.1):
             return
         self._drawn = now
@@ -54,4 +65,12 @@ class Progress:
         counts = (f"{self.files}/{self.total} files, {self.chunks} chunks" if self.unit == "files"
                   else f"{self.files}/{self.total} {self.unit}")
         self.stream.write(f"\r\033[K{self.label} [{bar}] {counts}, {eta}")
+        self.stream.flush()
+
+    def _line(self, now: float) -> None:
+        done = f"{self.files}/{self.total} {self.unit}" + (f", {self.chunks} chunks" if self.unit == "files" else "")
+        if (self.label, done) == self._last_line:  # finish() right after the last step's line
+            return
+        self._last_line = (self.label, done)
+        self.stream.write(f"{self.label}: {done}, {now - self.started:.0f} s\n")
         self.stream.flush()

@@ -464,10 +464,12 @@ INDEX_EXAMPLES = """\
 @click.option("--json", "as_json", is_flag=True, help="print IndexStats as JSON on stdout")
 @click.option("--watch", is_flag=True, help="keep running and re-index when files change")
 @click.option("--no-wait", is_flag=True, help="exit at once if another indexer holds the lock")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="report progress on stderr even when it is not a terminal (a line every few seconds)")
 @memories_option
 @click.pass_obj
 def index_command(console: Console, rebuild, include, exclude, reset_selection, dry_run, as_json, watch, no_wait,
-                  memories):
+                  show_progress, memories):
     """Build or refresh the search index of the memories directory.
 
     Only new and changed files are read and embedded; deleted files leave the index. A folder
@@ -475,12 +477,12 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     a dropped mount) is not taken for deleted: what the index holds of it stays, each file is
     listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
     one transaction, so a search never sees half a file and an interrupted run loses nothing
-    already written. Progress goes to stderr on a terminal."""
+    already written. Progress goes to stderr on a terminal (or anywhere, with --progress)."""
     from ..progress import Progress
     from ..render import as_json as to_json, stats_text
 
     settings = console.settings(memories)
-    progress = Progress(console.stderr)
+    progress = Progress(console.stderr, lines=show_progress)
     if reset_selection:
         include, exclude = include or (), exclude or ()
     elif not include and not exclude:
@@ -780,7 +782,7 @@ def mcp_command(arguments):
 
 
 def _serve_command():
-    from .http_api import serve_command
+    from .serve_command import serve_command
 
     return serve_command
 

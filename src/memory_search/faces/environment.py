@@ -9,17 +9,18 @@ the environment's python (one exec).
 
 A missing environment is built on first use: by one process at a time (a lock), into a temporary
 folder beside it that is renamed into place only when complete, so an interrupted build never leaves a
-half-built environment. One built for another pyproject.toml (a plugin update that changed the
-dependencies) is built again. `python3 environment.py prepare [--index DIR]` builds it ahead of time
-and then indexes DIR: the plugin's hooks start it detached.
+half-built environment, from the lock (requirements/plugin.txt). One built for another pyproject.toml or
+lock (a plugin update that changed the dependencies) is built again. `python3 environment.py prepare
+[--index DIR]` builds it ahead of time and then indexes DIR: the plugin's hooks start it detached.
 """
 
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-EXTRAS = "faces"  # the MCP server and the HTTP API need these too
-STAMP = ".memory-search-pyproject"  # in an environment built here: the hash of the pyproject.toml it was built for
+STAMP = ".memory-search-pyproject"  # in an environment built here: the hash of the pyproject.toml and lock it had
+LOCK = os.path.join("requirements", "plugin.txt")  # the package's and the faces' dependencies, pinned with hashes
+UV = "uv==0.13.9"
 
 
 def venv_path() -> str:
@@ -75,8 +76,14 @@ def current(venv: str) -> bool:
 def _project_hash() -> str:
     import hashlib
 
-    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as project:
-        return hashlib.sha256(project.read()).hexdigest()
+    digest = hashlib.sha256()
+    for name in ("pyproject.toml", LOCK):  # a new lock builds the environment again, as a new pyproject.toml does
+        try:
+            with open(os.path.join(ROOT, name), "rb") as project:
+                digest.update(project.read())
+        except FileNotFoundError:
+            pass
+    return digest.hexdigest()
 
 
 def _site_packages(venv: str):
@@ -153,8 +160,8 @@ def build(venv: str, quiet: bool = False) -> None:
     import signal
     import subprocess
 
-    if sys.version_info < (3, 10):
-        _fail(f"Python 3.10 or newer is needed (this is {sys.version.split()[0]}): put one first on PATH")
+    if sys.version_info < (3, 11):
+        _fail(f"Python 3.11 or newer is needed (this is {sys.version.split()[0]}): put one first on PATH")
     parent = os.path.dirname(venv)
     try:
         os.makedirs(parent, exist_ok=True)
@@ -200,22 +207,26 @@ def build(venv: str, quiet: bool = False) -> None:
 
 
 def _install(python: str, output, cwd: str) -> None:
-    """Install the package and its dependencies with uv when it can be had (half the time of pip on two
-    cores: about 15 s against 30 s, measured from an empty cache), else with pip."""
+    """Install the locked dependencies (requirements/plugin.txt, hash-checked), then the package without resolving
+    anything again; with uv when it can be had (half the time of pip on two cores: about 15 s against 30 s,
+    measured from an empty cache), else with pip."""
     import shutil
     import subprocess
 
-    package = f"{ROOT}[{EXTRAS}]"
+    lock = os.path.join(ROOT, LOCK)
     run = dict(stdout=output, stderr=output, cwd=cwd)
     uv = shutil.which("uv")
     if uv is None and subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                                      "uv"], **run).returncode == 0:
+                                      UV], **run).returncode == 0:
         uv = os.path.join(os.path.dirname(python), "uv")
-    if uv and subprocess.run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, package],
-                             **run).returncode == 0:
-        return
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", package], check=True,
-                   **run)
+    if uv:
+        steps = [[uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *arguments]
+                 for arguments in (["--require-hashes", "-r", lock], ["--no-deps", ROOT])]
+        if all(subprocess.run(step, **run).returncode == 0 for step in steps):
+            return
+    for arguments in (["--require-hashes", "--no-deps", "-r", lock], ["--no-deps", ROOT]):
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *arguments],
+                       check=True, **run)
 
 
 def start_preparing(index: str | None = None, environ=None) -> None:

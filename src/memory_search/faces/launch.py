@@ -20,6 +20,11 @@ def launch(script: str) -> None:
         from . import client
 
         start_helper = client.answer(script)  # exits here with a warm helper's answer
+    if script == "mcp_server" and any(argument in ("-h", "--help") for argument in sys.argv[1:]):
+        from .mcp_tools import HELP
+
+        sys.stdout.write(HELP)  # without the MCP SDK's import time
+        sys.exit(0)
     if script == "mcp_server" and not environment.ready(NEEDS["mcp_server"]) and not sys.argv[1:]:
         from .mcp_relay import relay
 
@@ -33,7 +38,7 @@ def launch(script: str) -> None:
     from .cli import COMMANDS, run
 
     if script == "serve":
-        from .http_api import serve_command
+        from .serve_command import serve_command
 
         run(serve_command, "serve.py")
     run(COMMANDS[script], f"{script}.py", start_helper=start_helper)

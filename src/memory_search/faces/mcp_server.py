@@ -27,7 +27,7 @@ from ..errors import IndexMissing, MemorySearchError, ParameterError, UsageError
 from ..filters import Filters, where_conditions
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
-from .mcp_tools import INSTRUCTIONS, SERVER_NAME, TOOLS, schema
+from .mcp_tools import HELP, INSTRUCTIONS, SERVER_NAME, TOOLS, schema
 from .outcomes import outcome
 
 def tool_list() -> list[types.Tool]:
@@ -353,24 +353,3 @@ def main(arguments: list[str] | None = None, prog: str = "mcp_server.py") -> Non
             raise
         sys.stderr.write(f"{prog}: error: unexpected {type(error).__name__}: {first_line(error)}\n")
         sys.exit(1)
-
-
-HELP = """\
-Usage: mcp_server.py
-
-  Serve the memories to MCP clients (Claude Desktop, Claude Code, agent hosts)
-  over stdio. Tools: search, similar, recent, read_memory, refresh_index,
-  index_status, knowledge.search; also the JSON-RPC method knowledge.search.
-  Read-only but for refresh_index. The server answers at once; the model and
-  the database connection load in the background and stay loaded. serve.py
-  serves the same tools over Streamable HTTP at /mcp.
-
-Examples:
-  claude mcp add memory-search -e MEMORIES_DIR=$HOME/memories -- /path/to/scripts/mcp_server.py
-  MEMORIES_DIR=~/memories scripts/mcp_server.py   # then speak JSON-RPC on stdin
-
-Environment: the same as search.py (MEMORIES_DIR, MEMORIES_DATABASE_URL,
-  MEMORIES_DATA_DIR, MEMORIES_TABLE, MEMORIES_EMBEDDING_PROVIDER, VOYAGE_API_KEY, ...).
-
-Exit codes: 0 when the client hangs up; 1 runtime failure at start; 2 usage error.
-"""

@@ -114,3 +114,25 @@ def schema(name: str) -> dict:
     spec = TOOLS[name]
     return {"type": "object", "properties": spec["properties"], "required": spec["required"],
             "additionalProperties": False}
+
+
+# mcp_server.py --help: here, away from the MCP SDK, so that --help answers without importing it.
+HELP = """\
+Usage: mcp_server.py
+
+  Serve the memories to MCP clients (Claude Desktop, Claude Code, agent hosts)
+  over stdio. Tools: search, similar, recent, read_memory, refresh_index,
+  index_status, knowledge.search; also the JSON-RPC method knowledge.search.
+  Read-only but for refresh_index. The server answers at once; the model and
+  the database connection load in the background and stay loaded. serve.py
+  serves the same tools over Streamable HTTP at /mcp.
+
+Examples:
+  claude mcp add memory-search -e MEMORIES_DIR=$HOME/memories -- /path/to/scripts/mcp_server.py
+  MEMORIES_DIR=~/memories scripts/mcp_server.py   # then speak JSON-RPC on stdin
+
+Environment: the same as search.py (MEMORIES_DIR, MEMORIES_DATABASE_URL,
+  MEMORIES_DATA_DIR, MEMORIES_TABLE, MEMORIES_EMBEDDING_PROVIDER, VOYAGE_API_KEY, ...).
+
+Exit codes: 0 when the client hangs up; 1 runtime failure at start; 2 usage error.
+"""
