@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_search.chunking import DIALOGUE_CHARS, MAX_CHARS, chunk_markdown
-from memory_search.memories import split_frontmatter
+from memory_search.directory.files import split_frontmatter
 from memory_search.tokens import tokenize
 
 

@@ -82,7 +82,7 @@ FIRST_INDEX_WORD = "quillnavarre"  # the generated vocabulary's syllables cannot
 def embedding_texts(root: Path) -> list[str]:
     """What the indexer would send to the model for the memories under `root`."""
     from memory_search.chunking import chunk_markdown, embedding_text
-    from memory_search.memories import discover, read_memory
+    from memory_search.directory.files import discover, read_memory
 
     texts = []
     for memory_file in discover(root)[0]:

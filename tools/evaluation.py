@@ -276,7 +276,7 @@ def in_text(doc_id: str, hit, first_lines: dict[str, int]) -> tuple[str, int | N
 
 def text_lines(paths: dict[str, str]) -> dict[str, int]:
     """doc id -> the file line of its text's first line, as the written memory holds it (after the frontmatter)."""
-    from memory_search.memories import split_frontmatter
+    from memory_search.directory.files import split_frontmatter
 
     return {doc_id: split_frontmatter(Path(path).read_text(encoding="utf-8"))[2] for path, doc_id in paths.items()}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .config import Settings
 from .filters import Filters
-from .memories import relative_path, require_directory
+from .directory.files import relative_path, require_directory
 
 
 def open(settings: Settings | None = None, /, warn=None, resources=None, **overrides) -> "Memories":  # noqa: A001
@@ -131,7 +131,7 @@ class Memories:
         """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names.
         limit: the most characters returned (default reading.READ_LIMIT)."""
         from .errors import MemoryNotFound
-        from .reading import READ_LIMIT, read
+        from .directory.reading import READ_LIMIT, read
 
         if self.settings.remote:
             raise MemoryNotFound(f"the memories of this index are on another machine ({self.root}): read {path} there")
@@ -169,7 +169,7 @@ class Memories:
         """The newest records by date folder and file name (list of records.Record); no database.
         since/until: dates (or their text: YYYY-MM-DD, 先週, yesterday...), both inclusive."""
         from . import params
-        from .recent import list_recent
+        from .directory.recent import list_recent
 
         dates = params.check({"since": since, "until": until})
         return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=dates["since"],
@@ -209,7 +209,7 @@ class Memories:
         """Whether the index lacks or holds an older version of one of the newest dated records (a cheap look at
         the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
         from .layouts import layout_for
-        from .recent import newest_files
+        from .directory.recent import newest_files
         from .schema import find_index
 
         newest = newest_files(self.root) if not self.settings.remote else {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .memories import BadMemory, split_frontmatter
-from .records import Record, make_record
+from .directory.files import BadMemory, split_frontmatter
+from .directory.records import Record, make_record
 
 DOCUMENT_LIMIT = 1_000_000  # characters shown at most; read a larger memory in parts
 

@@ -17,7 +17,7 @@ from .chunking import CHUNKER_VERSION
 from .embedding import ModelSpec
 from .embedding_cache import create_cache
 from .links import Link, add_links, create_table as create_links_table, forget_links
-from .records import Record
+from .directory.records import Record
 from .relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, ManagedTables, columns_of
 from .tokens import TOKENIZER_VERSION

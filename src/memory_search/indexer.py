@@ -15,9 +15,9 @@ from .database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder
 from .errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
 from .hints import command
-from .memories import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discover, out_of_reach, read_memory,
+from .directory.files import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discover, out_of_reach, read_memory,
                        require_directory)
-from .records import record_date
+from .directory.records import record_date
 from .run_progress import RunProgress
 from .schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
 

@@ -20,8 +20,8 @@ from .embedding import Embedder, ModelSpec, vector_literal
 from .embedding_cache import cache_embeddings, cached_embeddings
 from .errors import first_line
 from .links import Link, extract_links
-from .memories import BadMemory, Memory
-from .records import Record
+from .directory.files import BadMemory, Memory
+from .directory.records import Record
 from .schema import ManagedTables
 from .tokens import term_frequencies
 

@@ -22,8 +22,8 @@ from .embedding import Embedder, ModelSpec, choose_spec, is_known
 from .errors import IndexMismatch, IndexMissing, UsageError
 from .filters import Filters, where_conditions
 from .layouts import ManagedLayout
-from .memories import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
-from .records import make_record
+from .directory.files import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
+from .directory.records import make_record
 from .resources import Resources
 from .retrieval import Hit, SearchRequest, Searcher, search_in_time
 

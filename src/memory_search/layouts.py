@@ -19,8 +19,8 @@ from psycopg import sql
 
 from .embedding import vector_literal
 from .filters import Filters, matches, sql_conditions
-from .memories import read_record, relative_path
-from .records import Record
+from .directory.files import read_record, relative_path
+from .directory.records import Record
 from .retrieval import Candidate, KeywordResult
 from .schema import IndexInfo, check_versions, identifier
 

@@ -15,7 +15,7 @@ from typing import Mapping
 
 from .errors import PARAMETER as P, ParameterError, UsageError, require_text
 from .filters import SCOPES, Filters, parse_where, where_conditions
-from .recent import RECENT_KINDS
+from .directory.recent import RECENT_KINDS
 
 MODES = ("hybrid", "semantic", "keyword")
 MAX_TOP = 100

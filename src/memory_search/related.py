@@ -8,7 +8,7 @@ from psycopg import sql
 
 from .filters import Filters, matches
 from .links import edges
-from .records import Record, make_record
+from .directory.records import Record, make_record
 from .schema import ManagedTables
 
 

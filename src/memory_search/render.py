@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .hints import command
-from .records import text_or_none
+from .directory.records import text_or_none
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from . import relevance
 from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
 from .filters import Filters
-from .records import Record
+from .directory.records import Record
 from .snippets import snippet
 from .tokens import tokenize
 

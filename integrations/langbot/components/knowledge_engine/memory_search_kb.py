@@ -27,7 +27,7 @@ try:  # imported now: the runtime puts the plugin's folder on sys.path only whil
     from memory_search.embedding import ModelSpec
     from memory_search.errors import EmbeddingFailed, MemorySearchError
     from memory_search.knowledge_base import Document, KnowledgeBase, decode_document
-    from memory_search.memories import BadMemory
+    from memory_search.directory.files import BadMemory
     from memory_search.retrieval import check_query_length
 except ImportError as missing:
     raise ImportError(f"the memory_search library is missing ({missing}): install the package that "
