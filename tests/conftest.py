@@ -36,7 +36,7 @@ def base_env(tmp_path_factory) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def database(base_env):
     """The embedded server, started once; stopped at the end unless it was running before."""
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(Path(base_env["MEMORIES_DATA_DIR"]))
     was_running = server.running_url() is not None

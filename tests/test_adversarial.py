@@ -21,7 +21,7 @@ from psycopg import sql
 
 from adversarial import write_corpus
 from conftest import run_process, SCRIPTS, index, run_script, search
-from memory_search.schema import ManagedTables
+from memory_search.storage.schema import ManagedTables
 
 def assert_clean_failure(result: subprocess.CompletedProcess, codes=(0, 2, 3)) -> None:
     """A documented exit code, and on failure exactly one line on stderr, never a traceback."""
@@ -256,7 +256,7 @@ def _index_exists(database: str, root: Path) -> bool:
 
 
 def test_a_database_stopped_mid_run_is_one_line_and_the_next_run_finishes(env, memories, tmp_path):
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "own-server")
     server.start()

@@ -24,7 +24,7 @@ import pytest
 
 import memory_search
 from conftest import ROOT, SCRIPTS, index, names, run_script, search, shared_resources
-from memory_search.schema import ManagedTables
+from memory_search.storage.schema import ManagedTables
 
 
 def _indexed(database: str, memories) -> dict[str, int]:
@@ -528,7 +528,7 @@ def test_the_search_log_holds_whole_lines_only_when_it_cannot_be_written(env, no
 
 
 def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, small_disk):
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     disk = small_disk("48m")
     server = EmbeddedServer(disk / "data")
@@ -560,7 +560,7 @@ def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, 
 @pytest.fixture(scope="module")
 def own_server(tmp_path_factory, database):
     """An embedded server of these tests' own, to stop and start at will."""
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path_factory.mktemp("own-server"))
     server.start()

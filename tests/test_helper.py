@@ -317,7 +317,7 @@ def test_connections_stay_bounded_after_many_directories(helper_env, notes, tmp_
 
 
 def _database_url(env) -> str:
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     return EmbeddedServer(Path(env["MEMORIES_DATA_DIR"])).running_url()
 
@@ -519,7 +519,7 @@ def test_a_pid_file_naming_another_process_is_never_signalled(helper_env, tmp_pa
 def test_db_stop_ends_an_embedded_server_that_was_stopped_by_a_signal(env, tmp_path):
     import signal
 
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "own-server")
     server.start()

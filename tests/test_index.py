@@ -14,8 +14,8 @@ import pytest
 
 from conftest import SCRIPTS, index, names, run_script, search
 from memory_search.chunking import CHUNKER_VERSION
-from memory_search.index_writer import lock_key
-from memory_search.schema import ManagedTables
+from memory_search.storage.writer import lock_key
+from memory_search.storage.schema import ManagedTables
 
 
 def _tables(memories):
@@ -210,7 +210,7 @@ def test_stats_reports_contents_and_pending_changes(env, memories):
 
 def test_search_sessions_are_read_only(env, memories):
     from memory_search.config import Settings
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
 
     with connect(Settings.from_env(), read_only=True) as conn:
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):

@@ -12,7 +12,7 @@ import psycopg
 
 import memory_search
 from conftest import SCRIPTS, index, names, run_script, search
-from memory_search.schema import ManagedTables
+from memory_search.storage.schema import ManagedTables
 
 
 def _notes(memories, count: int) -> None:

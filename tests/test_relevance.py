@@ -170,8 +170,8 @@ def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both
 
 def test_an_index_from_before_the_language_baseline_gains_it_at_the_next_run(env, small):
     from memory_search.config import Settings
-    from memory_search.database import connect
-    from memory_search.schema import find_index, read_meta
+    from memory_search.storage.database import connect
+    from memory_search.storage.schema import find_index, read_meta
 
     settings = Settings.from_env(env).with_overrides(memories_dir=str(small.root))
     with connect(settings, read_only=False) as conn:

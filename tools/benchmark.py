@@ -304,10 +304,10 @@ class Bench:
 
     def size(self, chunks: int, chunks_per_file: int = 4) -> dict:
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.database import connect
+        from memory_search.storage.database import connect
         from memory_search.layouts import layout_for
         from memory_search.retrieval import SearchRequest, Searcher
-        from memory_search.schema import find_index
+        from memory_search.storage.schema import find_index
 
         root = self.workdir / f"size{chunks}"
         self.say(f"loading {chunks} chunks (vectors from a pool of real embeddings plus noise, not the model)")
@@ -401,7 +401,7 @@ class Bench:
         from memory_search.filters import Filters
         from memory_search.layouts import layout_for
         from memory_search.render import hits_markdown
-        from memory_search.schema import find_index
+        from memory_search.storage.schema import find_index
         from memory_search.tokens import tokenize
 
         def median_ms(action, times: int = 20) -> float:
@@ -508,7 +508,7 @@ class Bench:
     def close(self) -> None:
         import shutil
 
-        from memory_search.database import EmbeddedServer
+        from memory_search.storage.database import EmbeddedServer
 
         self._stop_helper()
         self.runner.close()

@@ -57,12 +57,12 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
     """Search every question of every collection in every mode; one JSON line per shown hit."""
     from evaluation import _RememberingEmbedder, load_dataset, read_queries, write_memories
     from memory_search.config import Settings
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
     from memory_search.indexer import Indexer
     from memory_search.layouts import layout_for
     from memory_search.retrieval import SearchRequest, Searcher
-    from memory_search.schema import find_index
+    from memory_search.storage.schema import find_index
 
     settings = Settings.from_env()
     with open(out, "w", encoding="utf-8") as sink:

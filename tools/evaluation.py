@@ -361,14 +361,14 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     them left with no result at `threshold`, the share of answerable questions that keep their relevant
     document at `threshold`, and the calibration of the scores against the qrels. language: index only the
     documents in that language (metadata.language)."""
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
     from memory_search.filters import Filters
-    from memory_search.index_writer import drop_schema
+    from memory_search.storage.writer import drop_schema
     from memory_search.indexer import Indexer
     from memory_search.layouts import layout_for
     from memory_search.retrieval import SearchRequest, Searcher, search_in_time
-    from memory_search.schema import ManagedTables, find_index
+    from memory_search.storage.schema import ManagedTables, find_index
 
     dataset = load_dataset(folder, split, limit_queries, language=language)
     workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir

@@ -97,7 +97,7 @@ def _connection_watch(env: dict):
     import psycopg
 
     from memory_search.config import Settings
-    from memory_search.database import database_url
+    from memory_search.storage.database import database_url
 
     peak, stop = [0], threading.Event()
 

@@ -61,12 +61,12 @@ def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
 
     from memory_search import relevance, retrieval
     from memory_search.config import Settings
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
     from memory_search.indexer import Indexer
     from memory_search.layouts import layout_for
     from memory_search.retrieval import SearchRequest, Searcher, search_in_time
-    from memory_search.schema import find_index
+    from memory_search.storage.schema import find_index
 
     seen: dict = {}
     real_fuse = relevance.fuse
@@ -133,8 +133,8 @@ def count_scripts(out: Path, names: list[str], workdir: Path) -> None:
     """OUT.counts.json: per set, the chunks in Latin and in CJK script its index holds (the language baseline's
     floor reads them)."""
     from memory_search.config import Settings
-    from memory_search.database import connect
-    from memory_search.schema import ManagedTables, read_meta
+    from memory_search.storage.database import connect
+    from memory_search.storage.schema import ManagedTables, read_meta
 
     counts = {}
     settings = Settings.from_env()

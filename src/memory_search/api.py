@@ -210,7 +210,7 @@ class Memories:
         the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
         from .layouts import layout_for
         from .directory.recent import newest_files
-        from .schema import find_index
+        from .storage.schema import find_index
 
         newest = newest_files(self.root) if not self.settings.remote else {}
         if not newest:
@@ -248,7 +248,7 @@ class Memories:
     @property
     def connection(self):
         """A read-only connection, opened (or taken from the shared pool) on first use and again when it broke."""
-        from .database import connect
+        from .storage.database import connect
 
         if not self.settings.remote:
             require_directory(self.root, self.settings.missing_memories())
@@ -305,7 +305,7 @@ class Memories:
         from .embedding import choose_spec, reranker
         from .layouts import layout_for
         from .retrieval import Searcher
-        from .schema import find_index
+        from .storage.schema import find_index
 
         conn = self.connection
         info = find_index(conn, self.root, self.settings.table)

@@ -28,7 +28,7 @@ def document(memories, path: str) -> Document:
     """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index."""
     from .errors import MemorySearchError
     from .links import edges
-    from .schema import ManagedTables
+    from .storage.schema import ManagedTables
 
     passage = memories.read(path, 1, None, limit=DOCUMENT_LIMIT)
     root = memories.root

@@ -8,10 +8,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import index_writer as writer
+from .storage import writer
 from . import ingest
 from .config import Settings
-from .database import connect
+from .storage.database import connect
 from .embedding import ModelSpec, choose_spec, make_embedder
 from .errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
 from .hints import command
@@ -19,7 +19,7 @@ from .directory.files import (BadMemory, MemoryFile, Skipped, UnreadableMemory, 
                        require_directory)
 from .directory.records import record_date
 from .run_progress import RunProgress
-from .schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
+from .storage.schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
 
 REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
 
@@ -124,7 +124,7 @@ class Indexer:
     def _where_data(self) -> str:
         if self.settings.database_url:
             return ""
-        from .database import EmbeddedServer
+        from .storage.database import EmbeddedServer
 
         return f" ({EmbeddedServer(self.settings.data_dir).pgdata})"
 

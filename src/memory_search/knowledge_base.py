@@ -1,6 +1,6 @@
 """Knowledge bases: indexes of documents handed over by a host (a chat bot), not read from a directory.
 
-Each knowledge base is one managed index of its own (index_writer's tables under its own prefix),
+Each knowledge base is one managed index of its own (storage/writer.py's tables under its own prefix),
 created and dropped whole. A document is what a file is to a memories index: its chunks are replaced
 in one transaction, its metadata sits in the frontmatter column so `where` filters run in SQL, and it
 is searched by the same pipeline as the memories, with the same fusion and filters."""
@@ -14,10 +14,10 @@ from pathlib import Path, PurePosixPath
 
 from psycopg import sql
 
-from . import index_writer as writer
-from . import ingest, schema
+from . import ingest
+from .storage import schema, writer
 from .config import Settings
-from .database import connect
+from .storage.database import connect
 from .embedding import Embedder, ModelSpec, choose_spec, is_known
 from .errors import IndexMismatch, IndexMissing, UsageError
 from .filters import Filters, where_conditions

@@ -9,7 +9,7 @@ from psycopg import sql
 from .filters import Filters, matches
 from .links import edges
 from .directory.records import Record, make_record
-from .schema import ManagedTables
+from .storage.schema import ManagedTables
 
 
 @dataclass

@@ -18,7 +18,7 @@ from psycopg import sql
 from .config import Settings
 from .hints import command
 from .directory.files import BadMemory, discover, out_of_reach, read_memory, require_directory
-from .schema import ManagedTables, columns_of, no_index, read_meta
+from .storage.schema import ManagedTables, columns_of, no_index, read_meta
 
 SHOWN = 5  # examples named per problem
 

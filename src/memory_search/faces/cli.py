@@ -250,7 +250,7 @@ def _settle_output() -> None:
 
 def _describe_unexpected(error: Exception) -> str:
     if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
-        from ..database import refusal
+        from ..storage.database import refusal
 
         if refusal(error) is not None:
             return str(refusal(error))
@@ -675,7 +675,7 @@ def db_command():
 
 
 def _server(console: Console, action: str):
-    from ..database import EmbeddedServer, describe
+    from ..storage.database import EmbeddedServer, describe
 
     settings = Settings.from_env(console.environ, console.cwd)
     if settings.database_url and action != "status":
@@ -718,7 +718,7 @@ def db_status(console: Console):
 def db_indexes(console: Console, as_json):
     """List the memories indexes in the database: each machine's index of each memories folder, with the
     prefix serve.py's --db NAME=index:PREFIX takes."""
-    from ..catalog import indexes
+    from ..storage.catalog import indexes
     from ..render import as_json as to_json
 
     found = indexes(Settings.from_env(console.environ, console.cwd))
@@ -753,7 +753,7 @@ def db_grant_read(console: Console, role, password_file, writers):
     and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer
     role). An indexer role usually lacks CREATEROLE and the other indexers' privileges; the error then says
     which role must run it."""
-    from ..catalog import grant_read
+    from ..storage.catalog import grant_read
 
     password = None
     if password_file:

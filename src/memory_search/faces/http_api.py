@@ -106,7 +106,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
     """Open every registered db whose directory and index exist and that this database role may read; the others
     stay registered only, each named with the reason. An `index` db is read from the index alone: its memories
     are on the machine that builds it."""
-    from ..database import refusal
+    from ..storage.database import refusal
 
     for database in databases:
         try:
@@ -125,7 +125,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
 def _settings_of(settings: Settings, database: Database) -> Settings:
     if database.index is None:
         return settings.with_overrides(memories_dir=database.memories_dir)
-    from ..catalog import served
+    from ..storage.catalog import served
 
     return served(settings, database.index)
 
