@@ -317,7 +317,7 @@ def test_a_rebuild_never_swaps_in_an_index_that_lacks_what_it_could_not_reach(en
 
 
 def test_watch_keeps_what_it_cannot_reach_and_waits_for_a_folder_that_went_away(env, notes, database, monkeypatch):
-    from memory_search.indexer import watch
+    from memory_search.indexing.indexer import watch
 
     settings = memory_search.Settings.from_env().with_overrides(memories_dir=str(notes.root))
     wiki, away = notes.root / "wiki", notes.root.parent / "unmounted"

@@ -9,12 +9,12 @@ import unicodedata
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_search.chunking import MAX_CHARS, chunk_markdown
+from memory_search.indexing.chunking import MAX_CHARS, chunk_markdown
 from memory_search.errors import ParameterError
 from memory_search.filters import matches, parse_where, Filters
 from memory_search.directory.files import BadMemory, split_frontmatter
 from memory_search.directory.records import make_record
-from memory_search.tokens import tokenize
+from memory_search.indexing.tokens import tokenize
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

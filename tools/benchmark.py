@@ -81,7 +81,7 @@ FIRST_INDEX_WORD = "quillnavarre"  # the generated vocabulary's syllables cannot
 
 def embedding_texts(root: Path) -> list[str]:
     """What the indexer would send to the model for the memories under `root`."""
-    from memory_search.chunking import chunk_markdown, embedding_text
+    from memory_search.indexing.chunking import chunk_markdown, embedding_text
     from memory_search.directory.files import discover, read_memory
 
     texts = []
@@ -248,7 +248,7 @@ class Bench:
 
     def indexing_throughput(self, files: int) -> dict:
         """Real model, salted texts so the cache cannot help: chunks/s next to the raw embedder's texts/s."""
-        from memory_search.indexer import Indexer
+        from memory_search.indexing.indexer import Indexer
 
         root = self.workdir / "throughput"
         generate(root, files, chunks_per_file=1, seed=3, salt=f"run {time.time_ns()}")
@@ -295,7 +295,7 @@ class Bench:
 
     def load(self, root: Path, chunks: int, chunks_per_file: int) -> float:
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.indexer import Indexer
+        from memory_search.indexing.indexer import Indexer
 
         generate(root, chunks // chunks_per_file, chunks_per_file=chunks_per_file, seed=chunks)
         started = time.perf_counter()
@@ -402,7 +402,7 @@ class Bench:
         from memory_search.layouts import layout_for
         from memory_search.render import hits_markdown
         from memory_search.storage.schema import find_index
-        from memory_search.tokens import tokenize
+        from memory_search.indexing.tokens import tokenize
 
         def median_ms(action, times: int = 20) -> float:
             samples = []

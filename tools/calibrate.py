@@ -59,7 +59,7 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
     from memory_search.config import Settings
     from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
-    from memory_search.indexer import Indexer
+    from memory_search.indexing.indexer import Indexer
     from memory_search.layouts import layout_for
     from memory_search.retrieval import SearchRequest, Searcher
     from memory_search.storage.schema import find_index

@@ -365,7 +365,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     from memory_search.embedding import choose_spec, make_embedder, reranker
     from memory_search.filters import Filters
     from memory_search.storage.writer import drop_schema
-    from memory_search.indexer import Indexer
+    from memory_search.indexing.indexer import Indexer
     from memory_search.layouts import layout_for
     from memory_search.retrieval import SearchRequest, Searcher, search_in_time
     from memory_search.storage.schema import ManagedTables, find_index

@@ -63,7 +63,7 @@ def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
     from memory_search.config import Settings
     from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
-    from memory_search.indexer import Indexer
+    from memory_search.indexing.indexer import Indexer
     from memory_search.layouts import layout_for
     from memory_search.retrieval import SearchRequest, Searcher, search_in_time
     from memory_search.storage.schema import find_index

@@ -1161,7 +1161,7 @@ COMPONENTS = [  # (ja, en, what it is in ja, in en, files a change touches)
      (".github/workflows/ci.yml", "Makefile", "scripts/ci_matrix.py")),
     ("frontmatter パーサ", "frontmatter parser", "frontmatter パーサはメモの先頭にある YAML ブロックを読み、タイトルやタグを取り出す。",
      "The frontmatter parser reads the YAML block at the top of each note and extracts the title, tags and dates.",
-     ("scripts/memory_search/frontmatter.py", "scripts/memory_search/directory/records.py", "tests/test_frontmatter.py")),
+     ("scripts/memory_search/frontmatter.py", "scripts/memory_search/records.py", "tests/test_frontmatter.py")),
     ("MCP サーバ", "MCP server", "MCP サーバは検索機能をエージェントからツールとして呼べるようにする部分である。",
      "The MCP server exposes search as tools that agents can call.",
      ("scripts/memory_search/mcp_server.py", "references/mcp-server.md", "tests/test_mcp.py")),

@@ -186,21 +186,21 @@ class Memories:
 
     def status(self) -> dict:
         """What the index holds and how far it is behind the directory: what stats.py prints."""
-        from .status import index_status
+        from .indexing.status import index_status
 
         return self._reconnecting(lambda: index_status(self.connection, self.settings))
 
     def progress(self) -> dict:
         """Whether an indexer is at work on the index now and how far it got, and when the last run ended:
         {"building", "progress", "last_indexed_at"} (run_progress.py); a cheap look, for polling."""
-        from .status import index_progress
+        from .indexing.status import index_progress
 
         return index_progress(self.connection, self.settings)
 
     def verify(self):
         """Check every file, chunk, posting, frequency, vector and count against the directory
         (verify.Verification); changes nothing."""
-        from .verify import verify
+        from .indexing.verify import verify
 
         require_directory(self.root, self.settings.missing_memories())
         return verify(self.connection, self.settings)
@@ -221,7 +221,7 @@ class Memories:
 
     def plan(self, include=None, exclude=None):
         """How the directory differs from the index (indexer.Plan), changing nothing."""
-        from .indexer import Indexer
+        from .indexing.indexer import Indexer
 
         return Indexer(self.settings, include, exclude).plan(self.connection)
 
@@ -229,7 +229,7 @@ class Memories:
         """Bring the index up to date (indexer.IndexStats); only new and changed files are read.
 
         include/exclude (globs) replace the selection the index remembers; None keeps it."""
-        from .indexer import Indexer
+        from .indexing.indexer import Indexer
 
         return Indexer(self.settings, include, exclude, progress, embedders=self.embedders).run(rebuild=rebuild,
                                                                                                wait=wait)
@@ -238,7 +238,7 @@ class Memories:
               should_stop=lambda: False, on_problem=None) -> None:
         """Index now, then again whenever the directory changes, until should_stop() is true. A directory that
         goes away or out of reach meanwhile is told to on_problem (raised without one) and watched until back."""
-        from .indexer import watch
+        from .indexing.indexer import watch
 
         watch(self.settings, include, exclude, on_run=on_run, progress=progress, should_stop=should_stop,
               embedders=self.embedders, on_problem=on_problem)

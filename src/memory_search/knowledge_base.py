@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from psycopg import sql
 
-from . import ingest
+from .indexing import pipeline
 from .storage import schema, writer
 from .config import Settings
 from .storage.database import connect
@@ -133,18 +133,18 @@ class KnowledgeBase:
         data = document.text.encode("utf-8")
         state = writer.FileState(hashlib.sha256(data).hexdigest(), len(data), 0)
         try:
-            item = ingest.prepare(replace(memory, record=record), state, chunk_size, chunk_overlap, links=False)
+            item = pipeline.prepare(replace(memory, record=record), state, chunk_size, chunk_overlap, links=False)
         except BadMemory as reason:
             raise BadMemory(f"{document.file_name}: {reason}") from None
         with connect(self.settings, read_only=False) as conn:
             spec = self._spec(self._require(conn))
             with self._locked(conn):
                 self._require(conn)  # dropped meanwhile: write nothing
-                _, refused = ingest.write(conn, self.tables, spec, [item])
+                _, refused = pipeline.write(conn, self.tables, spec, [item])
                 if refused:
                     raise BadMemory(f"{document.file_name}: {refused[0].reason}")
-                ingest.embed_pending(conn, self.tables, spec, self._embedder(spec))
-                ingest.finish(conn, self.tables, spec)
+                pipeline.embed_pending(conn, self.tables, spec, self._embedder(spec))
+                pipeline.finish(conn, self.tables, spec)
         return len(item.rows)
 
     def delete(self, document_id: str) -> bool:
@@ -156,7 +156,7 @@ class KnowledgeBase:
                                     (str(document_id),)).fetchone() is not None
                 if held:
                     writer.delete_files(conn, self.tables, [str(document_id)])
-                    ingest.finish(conn, self.tables, self._spec(self._require(conn)))
+                    pipeline.finish(conn, self.tables, self._spec(self._require(conn)))
         return held
 
     def documents(self) -> dict[str, int]:

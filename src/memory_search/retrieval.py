@@ -12,7 +12,7 @@ from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, 
 from .filters import Filters
 from .directory.records import Record
 from .snippets import snippet
-from .tokens import tokenize
+from .indexing.tokens import tokenize
 
 MODES = ("hybrid", "semantic", "keyword")
 # learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).

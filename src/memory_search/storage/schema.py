@@ -17,10 +17,10 @@ from pathlib import Path
 from psycopg import sql
 
 from ..embedding import ModelSpec
-from ..chunking import CHUNKER_VERSION
+from ..indexing.chunking import CHUNKER_VERSION
 from ..errors import IndexMismatch, IndexMissing, UsageError
 from ..hints import command
-from ..tokens import TOKENIZER_VERSION
+from ..indexing.tokens import TOKENIZER_VERSION
 
 SCHEMA_VERSION = "3"  # 3: the links table
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
