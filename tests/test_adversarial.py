@@ -171,7 +171,7 @@ def test_nul_characters_are_usage_errors_in_the_library_too(env, memories):
     """The shell cannot pass a NUL; MCP, HTTP and Python callers can."""
     import memory_search
     from memory_search.errors import UsageError
-    from memory_search.filters import Filters, parse_where
+    from memory_search.search.filters import Filters, parse_where
 
     memories.write("wiki/a.md", "# A\n\ntext", title="A")
     with memory_search.open(memories_dir=str(memories.root)) as library:

@@ -598,7 +598,7 @@ def test_a_search_after_the_database_restarted_reconnects(restartable, own_serve
 def test_a_database_stopped_during_a_search(restartable, own_server, monkeypatch, database_given):
     """The embedded server starts again on demand, so the search answers; a server at a URL is not ours to start:
     one line says so, exit 1."""
-    from memory_search import retrieval
+    from memory_search.search import retrieval
 
     own, memories = restartable
     if database_given:

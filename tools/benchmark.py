@@ -305,8 +305,8 @@ class Bench:
     def size(self, chunks: int, chunks_per_file: int = 4) -> dict:
         from memory_search.embedding.local import LocalEmbedder
         from memory_search.storage.database import connect
-        from memory_search.layouts import layout_for
-        from memory_search.retrieval import SearchRequest, Searcher
+        from memory_search.search.layouts import layout_for
+        from memory_search.search.retrieval import SearchRequest, Searcher
         from memory_search.storage.schema import find_index
 
         root = self.workdir / f"size{chunks}"
@@ -398,8 +398,8 @@ class Bench:
         from memory_search.faces import cli, client, helper
         from memory_search.api import Memories
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.filters import Filters
-        from memory_search.layouts import layout_for
+        from memory_search.search.filters import Filters
+        from memory_search.search.layouts import layout_for
         from memory_search.render import hits_markdown
         from memory_search.storage.schema import find_index
         from memory_search.indexing.tokens import tokenize

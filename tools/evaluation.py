@@ -298,7 +298,7 @@ LEGS = ("keyword", "semantic", "hybrid", "rerank")
 
 def parse_mode(mode: str) -> dict:
     """The search request's settings for an eval mode, LEG[:OPTION[+OPTION...]], e.g. hybrid:rrf-equal."""
-    from memory_search.retrieval import FUSIONS
+    from memory_search.search.retrieval import FUSIONS
 
     leg, _, options = mode.partition(":")
     if leg not in LEGS:
@@ -363,11 +363,11 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     documents in that language (metadata.language)."""
     from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
-    from memory_search.filters import Filters
+    from memory_search.search.filters import Filters
     from memory_search.storage.writer import drop_schema
     from memory_search.indexing.indexer import Indexer
-    from memory_search.layouts import layout_for
-    from memory_search.retrieval import SearchRequest, Searcher, search_in_time
+    from memory_search.search.layouts import layout_for
+    from memory_search.search.retrieval import SearchRequest, Searcher, search_in_time
     from memory_search.storage.schema import ManagedTables, find_index
 
     dataset = load_dataset(folder, split, limit_queries, language=language)

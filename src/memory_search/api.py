@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from .config import Settings
-from .filters import Filters
+from .search.filters import Filters
 from .directory.files import relative_path, require_directory
 
 
@@ -52,7 +52,7 @@ class Memories:
         """The best chunk of each matching record, best first (retrieval.Hits, a list of retrieval.Hit).
 
         time: read time words in the query as a date window (see run); today: the date they count from."""
-        from .retrieval import SearchRequest
+        from .search.retrieval import SearchRequest
 
         return self.run(SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), dedupe=dedupe,
                                       min_score=min_score, rerank=self._rerank(rerank), time=time, today=today))
@@ -63,7 +63,7 @@ class Memories:
         Time words in the query ("先週", "yesterday") restrict it to their dates, undated records left out;
         when nothing dated there matches, the hits are those of the query as it was, from any date, and
         `hits.window.inside` is False."""
-        from .retrieval import search_in_time
+        from .search.retrieval import search_in_time
 
         return search_in_time(request, self._run)
 
@@ -107,7 +107,7 @@ class Memories:
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:
         """The records nearest in meaning to the memory at `path` (absolute, or relative to the directory)."""
-        from .retrieval import SearchRequest
+        from .search.retrieval import SearchRequest
 
         request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
         return self._reconnecting(lambda: self._searcher("semantic", False).similar(self.filename(path), request))
@@ -115,13 +115,13 @@ class Memories:
     def related(self, path: str, *, top: int = 10, filters: Filters | None = None) -> list:
         """What the memory at `path` links to, what links to it, and what is nearest in meaning
         (list of related.Related), linked records first."""
-        from .related import related
+        from .search.related import related
 
         return related(self, self.filename(path), top=top, filters=filters or Filters())
 
     def graph(self) -> dict:
         """Every indexed memory as a node and every resolved link between two of them as an edge."""
-        from .links import graph
+        from .search.links import graph
 
         return graph(self.connection, self.root)
 
@@ -140,7 +140,7 @@ class Memories:
 
     def document(self, path: str):
         """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
-        from .document import document
+        from .search.document import document
 
         return document(self, path)
 
@@ -178,7 +178,7 @@ class Memories:
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of
         them by default, superseded records included."""
-        from .export import chunks
+        from .search.export import chunks
 
         return chunks(self.connection, self.root, filters or Filters(include_superseded=True), with_vectors)
 
@@ -208,7 +208,7 @@ class Memories:
     def behind(self) -> bool:
         """Whether the index lacks or holds an older version of one of the newest dated records (a cheap look at
         the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
-        from .layouts import layout_for
+        from .search.layouts import layout_for
         from .directory.recent import newest_files
         from .storage.schema import find_index
 
@@ -285,7 +285,7 @@ class Memories:
         overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
         from .embedding import choose_spec, provider
         from .errors import MemorySearchError
-        from .retrieval import Background, leading_part
+        from .search.retrieval import Background, leading_part
 
         query = request.query  # no longer than the limit: a SearchRequest cannot be
         if not isinstance(query, str) or not query.strip():
@@ -303,8 +303,8 @@ class Memories:
 
     def _searcher(self, mode: str | None, rerank: bool):
         from .embedding import choose_spec, reranker
-        from .layouts import layout_for
-        from .retrieval import Searcher
+        from .search.layouts import layout_for
+        from .search.retrieval import Searcher
         from .storage.schema import find_index
 
         conn = self.connection

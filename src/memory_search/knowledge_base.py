@@ -20,12 +20,12 @@ from .config import Settings
 from .storage.database import connect
 from .embedding import Embedder, ModelSpec, choose_spec, is_known
 from .errors import IndexMismatch, IndexMissing, UsageError
-from .filters import Filters, where_conditions
-from .layouts import ManagedLayout
+from .search.filters import Filters, where_conditions
+from .search.layouts import ManagedLayout
 from .directory.files import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
 from .directory.records import make_record
 from .resources import Resources
-from .retrieval import Hit, SearchRequest, Searcher, search_in_time
+from .search.retrieval import Hit, SearchRequest, Searcher, search_in_time
 
 DEFAULT_CHUNK_SIZE = 500  # characters, as LangBot's knowledge engines default to
 DEFAULT_CHUNK_OVERLAP = 50

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .errors import PARAMETER as P, ParameterError, UsageError, require_text
-from .filters import SCOPES, Filters, parse_where, where_conditions
+from .search.filters import SCOPES, Filters, parse_where, where_conditions
 from .directory.recent import RECENT_KINDS
 
 MODES = ("hybrid", "semantic", "keyword")
@@ -149,7 +149,7 @@ class Parameter:
 
 def _day_named(text: str, last: bool) -> dt.date | None:
     """The first (or, for an upper bound, the last) day of what time words alone name: 先週, last monday."""
-    from .timewords import find_time
+    from .search.timewords import find_time
 
     found = find_time(text, dt.date.today())
     if found is None or found.text.strip():

@@ -329,7 +329,7 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
     from ..render import hits_json, hits_markdown, window_text
-    from ..retrieval import SearchRequest
+    from ..search.retrieval import SearchRequest
     from . import indexing
 
     if not require_text(query, "the query").strip():
@@ -351,7 +351,7 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
 
 
 def _log_search(console: Console, settings: Settings, request, results: int, milliseconds: float) -> None:
-    from .. import search_log
+    from ..search import log as search_log
 
     item = search_log.entry(request.query, request.filters, request.top, results, milliseconds, request.mode)
     warning = search_log.append(settings.search_log, settings.memories_root, item)
@@ -553,7 +553,7 @@ def stats_command(console: Console, as_json, verify, searches, memories):
     if verify and searches:
         raise UsageError("--verify and --searches are separate reports: give one")
     if searches:
-        from ..search_log import summarize
+        from ..search.log import summarize
 
         summary = summarize(settings.state_dir / "searches.jsonl")
         console.out(to_json(summary) if as_json else search_summary_text(summary))
@@ -637,7 +637,7 @@ def export_command(console: Console, output_format, output, with_vectors, active
     the database, so memory stays flat however large the index. --output writes a new file,
     or replaces a regular one once complete; it never writes through a symlink, a FIFO or a
     device. The count goes to stderr."""
-    from ..export import write, write_file
+    from ..search.export import write, write_file
 
     if active_only and include_superseded:
         raise UsageError("--active-only and --include-superseded contradict each other: give one")

@@ -26,7 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from .. import params, relevance
+from .. import params
+from ..search import relevance
 from ..config import ENVIRONMENT_HELP, Settings
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
 from ..resources import Resources

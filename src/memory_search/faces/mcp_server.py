@@ -24,7 +24,7 @@ from pydantic import ConfigDict
 from .. import params
 from ..config import Settings
 from ..errors import IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
-from ..filters import Filters, where_conditions
+from ..search.filters import Filters, where_conditions
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
 from .mcp_tools import INSTRUCTIONS, SERVER_NAME, TOOLS, schema

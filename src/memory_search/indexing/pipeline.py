@@ -19,7 +19,7 @@ from .chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_
 from ..embedding import Embedder, ModelSpec, vector_literal
 from ..storage.embedding_cache import cache_embeddings, cached_embeddings
 from ..errors import first_line
-from ..links import Link, extract_links
+from ..search.links import Link, extract_links
 from ..directory.files import BadMemory, Memory
 from ..directory.records import Record
 from ..storage.schema import ManagedTables

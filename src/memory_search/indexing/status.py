@@ -6,7 +6,7 @@ from psycopg import sql
 
 from . import run_progress
 from ..storage.writer import lock_key, unreadable_files
-from ..links import counts as link_counts
+from ..search.links import counts as link_counts
 from ..storage.schema import ManagedTables, no_index, read_meta
 
 LISTED = 20  # the stale files named, of each sort; the counts are in `pending`

@@ -16,9 +16,9 @@ from psycopg import sql
 from ..indexing.chunking import CHUNKER_VERSION
 from ..embedding import ModelSpec
 from .embedding_cache import create_cache
-from ..links import Link, add_links, create_table as create_links_table, forget_links
+from ..search.links import Link, add_links, create_table as create_links_table, forget_links
 from ..directory.records import Record
-from ..relevance import CJK_SHARE
+from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, ManagedTables, columns_of
 from ..indexing.tokens import TOKENIZER_VERSION
 

@@ -28,7 +28,7 @@ try:  # imported now: the runtime puts the plugin's folder on sys.path only whil
     from memory_search.errors import EmbeddingFailed, MemorySearchError
     from memory_search.knowledge_base import Document, KnowledgeBase, decode_document
     from memory_search.directory.files import BadMemory
-    from memory_search.retrieval import check_query_length
+    from memory_search.search.retrieval import check_query_length
 except ImportError as missing:
     raise ImportError(f"the memory_search library is missing ({missing}): install the package that "
                       "`make langbot-plugin` builds, which bundles it, or pip install memory-search "
@@ -195,7 +195,7 @@ def _entry(hit, mode: str) -> RetrievalResultEntry:
         "legs": hit.legs,  # each leg's rank and own score: cosine similarity, BM25
     }
     # score: the relevance score, the estimated probability (0..1) that the chunk answers the query, in every
-    # mode (memory_search/relevance.py); with a LangBot embedding model, which it is not fitted for, semantic
+    # mode (memory_search/search/relevance.py); with a LangBot embedding model, which it is not fitted for, semantic
     # scores are cosines and hybrid ones rank fusion (1.0 = first in both legs). distance = 1 - score.
     distance = 1.0 - hit.score
     return RetrievalResultEntry(id=f"{record.path}:{hit.chunk_index}",

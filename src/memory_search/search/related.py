@@ -8,8 +8,8 @@ from psycopg import sql
 
 from .filters import Filters, matches
 from .links import edges
-from .directory.records import Record, make_record
-from .storage.schema import ManagedTables
+from ..directory.records import Record, make_record
+from ..storage.schema import ManagedTables
 
 
 @dataclass

@@ -8,11 +8,11 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from . import relevance
-from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
+from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
 from .filters import Filters
-from .directory.records import Record
+from ..directory.records import Record
 from .snippets import snippet
-from .indexing.tokens import tokenize
+from ..indexing.tokens import tokenize
 
 MODES = ("hybrid", "semantic", "keyword")
 # learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).

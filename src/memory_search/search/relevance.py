@@ -86,7 +86,7 @@ class Calibration:
 
 @lru_cache(maxsize=1)
 def data() -> dict:
-    return json.loads(resources.files(__package__).joinpath("data", DATA_FILE).read_text(encoding="utf-8"))
+    return json.loads(resources.files("memory_search").joinpath("data", DATA_FILE).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=8)

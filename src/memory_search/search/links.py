@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from psycopg import sql
 
-from .storage.schema import ManagedTables
+from ..storage.schema import ManagedTables
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
@@ -248,7 +248,7 @@ def graph(conn, root) -> dict:
     from collections import Counter
 
     from .related import indexed_records
-    from .storage.schema import no_index, read_meta
+    from ..storage.schema import no_index, read_meta
 
     tables = ManagedTables.of(root)
     if not read_meta(conn, tables):
