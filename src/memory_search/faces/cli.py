@@ -476,7 +476,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
     one transaction, so a search never sees half a file and an interrupted run loses nothing
     already written. Progress goes to stderr on a terminal."""
-    from ..progress import Progress
+    from .progress import Progress
     from ..render import as_json as to_json, stats_text
 
     settings = console.settings(memories)
