@@ -121,7 +121,7 @@ class Memories:
 
     def graph(self) -> dict:
         """Every indexed memory as a node and every resolved link between two of them as an edge."""
-        from .search.links import graph
+        from .search.related import graph
 
         return graph(self.connection, self.root)
 
