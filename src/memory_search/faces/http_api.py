@@ -278,7 +278,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
         Route("/api/read", read, methods=["GET"]),
     ]
     routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
-                           answer)
+                           answer, query_values)
     routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                           answer, query_values, refresh)
     lifespan = None
