@@ -444,9 +444,9 @@ class Bench:
         return parts
 
     def _stop_helper(self) -> None:
-        from memory_search.faces import helper
+        from memory_search.faces import helper_processes
 
-        helper.stop()
+        helper_processes.stop()
 
     def recent(self, files: int) -> dict:
         root = self.workdir / "recent"

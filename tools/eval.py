@@ -13,7 +13,7 @@ import click  # noqa: E402
 
 from memory_search.config import Settings  # noqa: E402
 from memory_search.errors import UsageError  # noqa: E402
-from memory_search.faces.cli import command, run  # noqa: E402
+from memory_search.faces.console import command, run  # noqa: E402
 
 
 # --- eval ----------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from memory_search.faces.cli import command, memories_option
+from memory_search.faces.console import command, memories_option
 from memory_search.config import ENVIRONMENT_HELP
 from memory_search.errors import MemorySearchError
 

@@ -29,6 +29,7 @@ folder is ignored and no request is sent.
 import os
 import sys
 
+HELPED = ("search", "recent", "stats", "similar")  # the read-only scripts a warm helper may answer
 PROTOCOL = 2
 REPLY_MAGIC = b"memory-search-helper/2"
 ACCEPTED = REPLY_MAGIC + b" accepted\n"

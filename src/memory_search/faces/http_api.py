@@ -31,7 +31,7 @@ from ..search import relevance
 from ..config import ENVIRONMENT_HELP, Settings
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
 from ..resources import Resources
-from .cli import Console, command, exit_codes_help, memories_option
+from .console import Console, command, exit_codes_help, memories_option
 from .graph import graph_routes
 from .page import page_routes
 from .outcomes import outcome
