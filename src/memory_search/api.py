@@ -62,10 +62,20 @@ class Memories:
 
         Time words in the query ("先週", "yesterday") restrict it to their dates, undated records left out;
         when nothing dated there matches, the hits are those of the query as it was, from any date, and
-        `hits.window.inside` is False."""
+        `hits.window.inside` is False. With auto-indexing on (Settings.auto_index), a missing index is built
+        and one behind the newest records caught up, in the background (indexing/auto.py)."""
+        from .indexing.auto import searching
         from .search.retrieval import search_in_time
 
-        return search_in_time(request, self._run)
+        return searching(self.settings, lambda: search_in_time(request, self._run), self.warn, self.status,
+                         self.behind)
+
+    def warm_up(self) -> None:
+        """Load the model and open a connection now, so that the first real search is as fast as the next ones:
+        what a long-running process does when it starts. Changes nothing and starts no index run."""
+        from .search.retrieval import SearchRequest, search_in_time
+
+        search_in_time(SearchRequest(query="warm up", top=1, rerank=self._rerank(None)), self._run)
 
     def _run(self, request) -> list:
         early = self._embed_early(request)
@@ -224,6 +234,13 @@ class Memories:
         from .indexing.indexer import Indexer
 
         return Indexer(self.settings, include, exclude).plan(self.connection)
+
+    def index_in_background(self) -> bool:
+        """Start an index run of the directory in a detached process, unless one was started within a minute;
+        True when it was started now."""
+        from .indexing.auto import start
+
+        return start(self.settings)
 
     def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
         """Bring the index up to date (indexer.IndexStats); only new and changed files are read.

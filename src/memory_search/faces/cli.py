@@ -60,7 +60,6 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     A snippet is a lead: read the file before quoting it."""
     from ..render import hits_json, hits_markdown, window_text
     from ..search.retrieval import SearchRequest
-    from . import indexing
 
     if not require_text(query, "the query").strip():
         raise UsageError("the query is empty: give a few words to search for")
@@ -71,8 +70,7 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
                             rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
     started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
-        hits = indexing.searching(settings, lambda: memories_.run(request), console.warn, memories_.status)
-        indexing.catch_up(settings, memories_.behind)
+        hits = memories_.run(request)
     if hits.window is not None:
         console.err(f"{console.prog}: note: {window_text(hits.window)} (--no-time searches every date)")
     if settings.search_log is not None:

@@ -122,7 +122,7 @@ class Helper:
 
         try:
             with self.resources.open(Settings.from_env()) as memories:
-                memories.search("warm up", top=1)
+                memories.warm_up()
         except Exception:
             pass  # a wrong directory or an absent index: the first real request will say so
 

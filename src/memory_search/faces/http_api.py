@@ -113,7 +113,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
         try:
             chosen = _settings_of(settings, database)
             with resources.open(chosen) as memories:
-                memories.search("warm up", top=1)
+                memories.warm_up()
         except Exception as error:
             known = error if isinstance(error, MemorySearchError) else refusal(error)
             if known is None:

@@ -85,26 +85,20 @@ class Tools:
         return self.resources.open(self.settings)
 
     def search(self, query, **given):
-        from . import indexing
-
         values = params.check(given, ("top", *params.FILTER_NAMES, "time", "mode", "min_score"))
         notes = []
-        with self._open() as memories:
-            hits = indexing.searching(self.settings, lambda: memories.search(
-                query, top=values["top"], filters=params.filters(values), mode=values["mode"],
-                min_score=values["min_score"], time=values["time"]), notes.append, memories.status)
-            indexing.catch_up(self.settings, memories.behind)
+        with self.resources.open(self.settings, warn=notes.append) as memories:
+            hits = memories.search(query, top=values["top"], filters=params.filters(values), mode=values["mode"],
+                                   min_score=values["min_score"], time=values["time"])
         return [hit_dict(hit, window=hits.window) | ({"note": notes[0]} if notes else {}) for hit in hits]
 
     def refresh_index(self):
-        from . import indexing
-
-        started = indexing.start(self.settings)
-        try:
-            with self._open() as memories:
+        with self._open() as memories:
+            started = memories.index_in_background()
+            try:
                 status = memories.status()
-        except IndexMissing:
-            status = {"memories_dir": str(self.settings.memories_root), "files": 0, "chunks": 0}
+            except IndexMissing:
+                status = {"memories_dir": str(self.settings.memories_root), "files": 0, "chunks": 0}
         return {"started": started, "note": "index.py runs in the background: new and changed files become "
                                             "searchable by keywords within seconds, by meaning once embedded"
                 if started else "an index run started less than a minute ago is still at work", **status}
@@ -308,7 +302,7 @@ def serve(settings: Settings) -> None:
     def warm_up():
         try:
             with resources.open(settings) as memories:
-                memories.search("warm up", top=1)
+                memories.warm_up()
         except MemorySearchError as error:  # no index yet: every call will say so
             sys.stderr.write(f"mcp_server.py: warning: {mask_secrets(str(error))}\n")
         except Exception:  # noqa: BLE001 - the first call reports what is wrong

@@ -187,9 +187,12 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             if settings.remote:
                 raise UsageError(f"the memories of db {name!r} are on another machine: its indexer keeps the "
                                  "index up to date")
-            from . import indexing
 
-            started = await anyio.to_thread.run_sync(indexing.start, settings)
+            def start():
+                with resources.open(settings) as memories:
+                    return memories.index_in_background()
+
+            started = await anyio.to_thread.run_sync(start)
             return json({"started": started})
 
         return await answer(work)
