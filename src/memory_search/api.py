@@ -64,9 +64,13 @@ class Memories:
         when nothing dated there matches, the hits are those of the query as it was, from any date, and
         `hits.window.inside` is False. With auto-indexing on (Settings.auto_index), a missing index is built
         and one behind the newest records caught up, in the background (indexing/auto.py)."""
+        from dataclasses import replace
+
         from .indexing.auto import searching
         from .search.retrieval import search_in_time
 
+        if request.rerank is None:
+            request = replace(request, rerank=self._rerank(None))
         return searching(self.settings, lambda: search_in_time(request, self._run), self.warn, self.status,
                          self.behind)
 

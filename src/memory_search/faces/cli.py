@@ -10,7 +10,7 @@ import click
 
 from .. import params
 from ..config import DATABASE_ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
-from ..errors import UsageError, require_text
+from ..errors import UsageError
 from .console import (PATH_EXIT_CODES_HELP, Command, Console, Group, checked, command, exit_codes_help,
                       format_option, memories_option, option, options, run, table_option)
 from .outcomes import EXIT_FAILURE, EXIT_PARTIAL
@@ -61,13 +61,12 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     from ..render import hits_json, hits_markdown, window_text
     from ..search.retrieval import SearchRequest
 
-    if not require_text(query, "the query").strip():
-        raise UsageError("the query is empty: give a few words to search for")
+    params.require_query(query)
     values = checked(given, ("top", "mode", "min_score", "time", *params.FILTER_NAMES))
     settings = console.settings(memories, table, daemon=False if no_daemon else None)
     request = SearchRequest(query=query, top=values["top"], mode=values["mode"], filters=params.filters(values),
                             dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
-                            rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
+                            rerank=rerank)
     started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
         hits = memories_.run(request)

@@ -41,10 +41,6 @@ DEFAULT_LIMIT, MAX_LIMIT = 10, params.MAX_TOP
 TARGETS = ("keyword", "semantic")
 WINDOW_HEADER = "X-Memory-Search-Window"  # the dates a query's time words named, with time=1
 CONNECTIONS = 4  # read-only connections open at once, across every db
-# The seed drops semantic hits under cosine 0.3 (its model's), a lenient cut of what is clearly unrelated.
-# On the relevance scale its counterpart is the largest floor that loses no right document of any
-# development set in semantic mode, cross-lingual ones included (relevance.json, tools/calibrate.py).
-SEMANTIC_CUTOFF = relevance.data()["semantic_cutoff"]
 # /api/search's extensions beyond the seed's db, q, limit and target: the filters, as search.py has them.
 SEARCH_EXTENSIONS = {"tag": "tags", **{name: name for name in params.FILTER_NAMES if name != "tags"}}
 
@@ -226,7 +222,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                     with resources.open(database.settings) as memories:
                         hits = memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters,
                                                time=read_time,
-                                               min_score=SEMANTIC_CUTOFF if branch == "semantic" else None)
+                                               min_score=relevance.semantic_cutoff() if branch == "semantic" else None)
                     windows.append(hits.window)
                     return hits
 

@@ -138,8 +138,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
 
         values = query_values(request, SEARCH_NAMES)
         query = values["query"]
-        if not query or not query.strip():
-            raise UsageError("q is required: give a few words to search for")
+        params.require_query(query, "q")
         started = time.perf_counter()
         hits = memories.search(query, top=values["top"], filters=params.filters(values))
         took = (time.perf_counter() - started) * 1000
