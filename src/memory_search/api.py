@@ -28,6 +28,58 @@ def open(settings: Settings | None = None, /, warn=None, resources=None, **overr
     return Memories(settings, warn=warn, resources=resources)
 
 
+def semantic_cutoff() -> float:
+    """The relevance floor of the seed's semantic search (relevance.semantic_cutoff)."""
+    from .search.relevance import semantic_cutoff
+
+    return semantic_cutoff()
+
+
+# --- the database and its indexes, for the commands that look after them -------------------------
+
+def embedded_server(settings: Settings):
+    """The embedded PostgreSQL server of the settings' data folder (storage.database.EmbeddedServer)."""
+    from .storage.database import EmbeddedServer
+
+    return EmbeddedServer(settings.data_dir)
+
+
+def describe_database(url: str) -> str:
+    """A database URL to show: its host, port and name, never its password."""
+    from .storage.database import describe
+
+    return describe(url)
+
+
+def database_refusal(error: BaseException):
+    """The MemorySearchError a database's error means to a user (a role that may not read an index, say), or
+    None when it means nothing particular."""
+    from .storage.database import refusal
+
+    return refusal(error)
+
+
+def indexes(settings: Settings) -> list:
+    """Every memories index the database holds (storage.catalog.IndexEntry), from any machine."""
+    from .storage.catalog import indexes
+
+    return indexes(settings)
+
+
+def grant_read(settings: Settings, role: str, password: str | None, writers=()) -> list[str]:
+    """Let `role` read the memories indexes and nothing else; the statements run."""
+    from .storage.catalog import grant_read
+
+    return grant_read(settings, role, password, writers)
+
+
+def served(settings: Settings, prefix: str) -> Settings:
+    """The settings that read the index `prefix` another machine builds in the same database."""
+    from .storage.catalog import served
+
+    return served(settings, prefix)
+
+
 class Memories:
     """Search, read, list, export, verify and index one memories directory."""
 
@@ -195,6 +247,31 @@ class Memories:
         from .search.export import chunks
 
         return chunks(self.connection, self.root, filters or Filters(include_superseded=True), with_vectors)
+
+    def write_export(self, output_format: str, to, filters: Filters | None = None, with_vectors: bool = False) -> int:
+        """Write export()'s chunks as jsonl, json or csv to `to`: a text stream, or a file name (a new file, or
+        a regular one replaced once complete); how many were written."""
+        from .search.export import write, write_file
+
+        chunks = self.export(filters, with_vectors)
+        return write_file(chunks, output_format, to) if isinstance(to, str) else write(chunks, output_format, to)
+
+    def log_search(self, query: str, filters: Filters, top: int, mode: str | None, results: int,
+                   milliseconds: float) -> str | None:
+        """Append a search to the search log when the settings keep one (search/log.py); a warning when it
+        could not be written (the search itself never fails for it)."""
+        from .search import log
+
+        if self.settings.search_log is None:
+            return None
+        item = log.entry(query, filters, top, results, milliseconds, mode)
+        return log.append(self.settings.search_log, self.root, item)
+
+    def search_summary(self) -> dict:
+        """The search log summed up: how many searches, how fast, and what found nothing; no database."""
+        from .search.log import summarize
+
+        return summarize(self.settings.state_dir / "searches.jsonl")
 
     # --- the index -----------------------------------------------------------------------------
 

@@ -25,7 +25,11 @@ from .search.layouts import ManagedLayout
 from .directory.files import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
 from .directory.records import make_record
 from .resources import Resources
-from .search.retrieval import Hit, SearchRequest, Searcher, search_in_time
+from .search.retrieval import Hit, SearchRequest, Searcher, check_query_length, search_in_time
+
+# What a host's adapter (integrations/langbot) uses: this module is its door to the library.
+__all__ = ["KnowledgeBase", "Document", "decode_document", "tables_for", "BadMemory", "ModelSpec",
+           "check_query_length", "DEFAULT_CHUNK_SIZE", "DEFAULT_CHUNK_OVERLAP"]
 
 DEFAULT_CHUNK_SIZE = 500  # characters, as LangBot's knowledge engines default to
 DEFAULT_CHUNK_OVERLAP = 50

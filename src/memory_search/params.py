@@ -252,6 +252,13 @@ def from_texts(values: Mapping[str, list[str]], names) -> dict:
     return raw
 
 
+def knowledge_filters(workspace: str | None, metadata: Mapping[str, object]) -> Filters:
+    """The filters of the seed's knowledge_search: the workspace is a project, and each metadata field given
+    must hold its value."""
+    given = {field: value for field, value in metadata.items() if value is not None}
+    return Filters(project=workspace, where=where_conditions(given, "metadata") if given else ())
+
+
 def filters(values: Mapping[str, object], **defaults) -> Filters:
     """Filters from checked values (check()); `defaults` replace the parameters' own defaults."""
     given = {name: values.get(name) for name in FILTER_NAMES}

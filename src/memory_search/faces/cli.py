@@ -59,31 +59,24 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
     from ..render import hits_json, hits_markdown, window_text
-    from ..search.retrieval import SearchRequest
 
     params.require_query(query)
     values = checked(given, ("top", "mode", "min_score", "time", *params.FILTER_NAMES))
     settings = console.settings(memories, table, daemon=False if no_daemon else None)
-    request = SearchRequest(query=query, top=values["top"], mode=values["mode"], filters=params.filters(values),
-                            dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
-                            rerank=rerank)
+    filters = params.filters(values)
     started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
-        hits = memories_.run(request)
+        hits = memories_.search(query, top=values["top"], mode=values["mode"], filters=filters,
+                                dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
+                                rerank=rerank)
     if hits.window is not None:
         console.err(f"{console.prog}: note: {window_text(hits.window)} (--no-time searches every date)")
     if settings.search_log is not None:
-        _log_search(console, settings, request, len(hits), (time.perf_counter() - started) * 1000)
+        warning = memories_.log_search(query, filters, values["top"], values["mode"], len(hits),
+                                       (time.perf_counter() - started) * 1000)
+        if warning:
+            console.warn(warning)
     console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
-
-
-def _log_search(console: Console, settings: Settings, request, results: int, milliseconds: float) -> None:
-    from ..search import log as search_log
-
-    item = search_log.entry(request.query, request.filters, request.top, results, milliseconds, request.mode)
-    warning = search_log.append(settings.search_log, settings.memories_root, item)
-    if warning:
-        console.warn(warning)
 
 
 # --- similar -------------------------------------------------------------------------------------
@@ -280,9 +273,7 @@ def stats_command(console: Console, as_json, verify, searches, memories):
     if verify and searches:
         raise UsageError("--verify and --searches are separate reports: give one")
     if searches:
-        from ..search.log import summarize
-
-        summary = summarize(settings.state_dir / "searches.jsonl")
+        summary = console.open(settings).search_summary()
         console.out(to_json(summary) if as_json else search_summary_text(summary))
         return None
     with console.open(settings) as library:
@@ -364,18 +355,13 @@ def export_command(console: Console, output_format, output, with_vectors, active
     the database, so memory stays flat however large the index. --output writes a new file,
     or replaces a regular one once complete; it never writes through a symlink, a FIFO or a
     device. The count goes to stderr."""
-    from ..search.export import write, write_file
-
     if active_only and include_superseded:
         raise UsageError("--active-only and --include-superseded contradict each other: give one")
     given["include_superseded"] = not active_only
     values = checked(given, params.FILTER_NAMES)
     with console.open(console.settings(memories)) as library:
-        chunks = library.export(params.filters(values), with_vectors)
-        if output and output != "-":
-            count = write_file(chunks, output_format, console.absolute(output))
-        else:
-            count = write(chunks, output_format, console.stdout)
+        to = console.absolute(output) if output and output != "-" else console.stdout
+        count = library.write_export(output_format, to, params.filters(values), with_vectors)
     console.err(f"exported {count} chunk(s)" + (f" to {output}" if output and output != "-" else ""))
 
 
@@ -402,13 +388,13 @@ def db_command():
 
 
 def _server(console: Console, action: str):
-    from ..storage.database import EmbeddedServer, describe
+    from ..api import describe_database, embedded_server
 
     settings = Settings.from_env(console.environ, console.cwd)
     if settings.database_url and action != "status":
         console.err(f"{console.prog}: note: MEMORIES_DATABASE_URL/COCOINDEX_DATABASE_URL is set "
-                    f"({describe(settings.database_url)}); the embedded server is not used")
-    return EmbeddedServer(settings.data_dir)
+                    f"({describe_database(settings.database_url)}); the embedded server is not used")
+    return embedded_server(settings)
 
 
 @db_command.command("start", cls=Command)
@@ -445,7 +431,7 @@ def db_status(console: Console):
 def db_indexes(console: Console, as_json):
     """List the memories indexes in the database: each machine's index of each memories folder, with the
     prefix serve.py's --db NAME=index:PREFIX takes."""
-    from ..storage.catalog import indexes
+    from ..api import indexes
     from ..render import as_json as to_json
 
     found = indexes(Settings.from_env(console.environ, console.cwd))
@@ -480,7 +466,7 @@ def db_grant_read(console: Console, role, password_file, writers):
     and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer
     role). An indexer role usually lacks CREATEROLE and the other indexers' privileges; the error then says
     which role must run it."""
-    from ..storage.catalog import grant_read
+    from ..api import grant_read
 
     password = None
     if password_file:

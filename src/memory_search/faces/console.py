@@ -249,7 +249,7 @@ def _settle_output() -> None:
 
 def _describe_unexpected(error: Exception) -> str:
     if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
-        from ..storage.database import refusal
+        from ..api import database_refusal as refusal
 
         if refusal(error) is not None:
             return str(refusal(error))

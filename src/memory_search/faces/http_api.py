@@ -27,9 +27,9 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from .. import params
-from ..search import relevance
 from ..config import ENVIRONMENT_HELP, Settings
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
+from ..api import semantic_cutoff
 from ..resources import Resources
 from .console import Console, command, exit_codes_help, memories_option
 from .graph import graph_routes
@@ -103,7 +103,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
     """Open every registered db whose directory and index exist and that this database role may read; the others
     stay registered only, each named with the reason. An `index` db is read from the index alone: its memories
     are on the machine that builds it."""
-    from ..storage.database import refusal
+    from ..api import database_refusal as refusal
 
     for database in databases:
         try:
@@ -122,7 +122,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
 def _settings_of(settings: Settings, database: Database) -> Settings:
     if database.index is None:
         return settings.with_overrides(memories_dir=database.memories_dir)
-    from ..storage.catalog import served
+    from ..api import served
 
     return served(settings, database.index)
 
@@ -222,7 +222,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                     with resources.open(database.settings) as memories:
                         hits = memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters,
                                                time=read_time,
-                                               min_score=relevance.semantic_cutoff() if branch == "semantic" else None)
+                                               min_score=semantic_cutoff() if branch == "semantic" else None)
                     windows.append(hits.window)
                     return hits
 

@@ -24,7 +24,6 @@ from pydantic import ConfigDict
 from .. import params
 from ..config import Settings
 from ..errors import IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
-from ..search.filters import Filters, where_conditions
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
 from .mcp_tools import INSTRUCTIONS, SERVER_NAME, TOOLS, schema
@@ -124,10 +123,9 @@ class Tools:
             return memories.read(path, start_line, end_line).text
 
     def knowledge_search(self, query, limit=10, workspace=None, **metadata):
-        given = {field: value for field, value in metadata.items() if value is not None}
-        conditions = where_conditions(given, "metadata") if given else ()
+        filters = params.knowledge_filters(workspace, metadata)
         with self._open() as memories:
-            hits = memories.search(query, top=limit, filters=Filters(project=workspace, where=conditions))
+            hits = memories.search(query, top=limit, filters=filters)
         return [knowledge_result(hit) for hit in hits]
 
 

@@ -134,7 +134,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             return {"building": False, "progress": None, "last_indexed_at": None}
 
     def search(memories, name, request) -> dict:
-        from ..search.snippets import marks
+        from ..render import marks
 
         values = query_values(request, SEARCH_NAMES)
         query = values["query"]
