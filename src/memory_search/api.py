@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from .config import Settings
+from .errors import MemoryNotFound, MemorySearchError, PathOutside, UsageError
 from .search.filters import Filters
 from .directory.files import relative_path, require_directory
 
@@ -196,7 +197,6 @@ class Memories:
     def read(self, path: str, start_line: int = 1, end_line: int | None = None, limit: int | None = None):
         """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names.
         limit: the most characters returned (default reading.READ_LIMIT)."""
-        from .errors import MemoryNotFound
         from .directory.reading import READ_LIMIT, read
 
         if self.settings.remote:
@@ -212,8 +212,6 @@ class Memories:
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""
-        from .errors import MemoryNotFound, PathOutside, UsageError
-
         if not str(path).strip():
             raise UsageError("the path is empty: give a memory's path")
         relative = relative_path(Path(path).expanduser(), self.root)
@@ -382,7 +380,6 @@ class Memories:
         None. Loading the model and embedding run in C without the interpreter's lock, so a cold start
         overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
         from .embedding import choose_spec, provider
-        from .errors import MemorySearchError
         from .search.retrieval import Background, leading_part
 
         query = request.query  # no longer than the limit: a SearchRequest cannot be

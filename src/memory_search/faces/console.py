@@ -18,7 +18,7 @@ import click
 
 from .. import params
 from ..config import ENVIRONMENT_HELP, Settings
-from ..errors import MemorySearchError, ParameterError, UsageError, first_line, require_text
+from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
 from ..hints import command as hint
 from .outcomes import EXIT_FAILURE, EXIT_USAGE, exit_code
 
@@ -267,8 +267,6 @@ def _fail(console: Console, message: str, code: int) -> int:
 
 def _masked(console: Console, message: str) -> str:
     """Never print a secret: the configured ones by value, any password, token or key by its shape."""
-    from ..errors import mask_secrets
-
     try:
         settings = Settings.from_env(console.environ, console.cwd)
         known = (settings.voyage_api_key, settings.database_url)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import IndexMissing
+from ..errors import IndexMissing, MemorySearchError
 
 FIRST_WAIT = 8.0  # seconds a search that found no index waits for the first searchable files
 RESTART_AFTER = 60.0  # seconds before another search may start an indexer for the same directory
@@ -130,7 +130,6 @@ def _recently_started(settings: Settings) -> bool:
 def main(arguments: list[str]) -> int:
     """One index run of the directory `arguments[0]` that gives way at once to a run under way; what it did, or
     why it did nothing, on stderr (the log start() opened)."""
-    from ..errors import MemorySearchError
     from ..render import stats_text
     from .indexer import Indexer
 
