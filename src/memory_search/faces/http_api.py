@@ -10,11 +10,9 @@ of a search run at once, each on its own read-only connection, through the same 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -27,7 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from .. import params
-from ..config import ENVIRONMENT_HELP, Settings
+from ..config import ENVIRONMENT_HELP, Database, Settings, config_dir, databases_file, now
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
 from ..api import semantic_cutoff
 from ..resources import Resources
@@ -45,58 +43,18 @@ CONNECTIONS = 4  # read-only connections open at once, across every db
 SEARCH_EXTENSIONS = {"tag": "tags", **{name: name for name in params.FILTER_NAMES if name != "tags"}}
 
 
-def config_dir(env=None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".config")
-    return Path(base) / "memory-search"
-
-
-@dataclass
-class Database:
-    name: str
-    memories_dir: Path | None  # None: an index whose memories are on another machine (`index`)
-    created_at: str  # when it was registered, ISO 8601 UTC
-    settings: Settings | None = None  # set when loaded
-    index: str | None = None  # the prefix of an index another machine builds (db.py indexes lists them)
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def registered(settings: Settings, flags: tuple[str, ...] = (), config: Path | None = None) -> list[Database]:
     """The default db, then databases.json's entries, then --db flags (a later name replaces an earlier one)."""
-    started = _now()
+    started = now()
     databases = {DEFAULT_DB: Database(DEFAULT_DB, settings.memories_root, started)}
-    path = (config or config_dir()) / "databases.json"
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        document = {}
-    except (OSError, ValueError) as error:
-        raise UsageError(f"cannot read {path} ({first_line(error)}): fix or remove it") from None
-    entries = document.get("databases", []) if isinstance(document, dict) else None
-    if not isinstance(entries, list):
-        raise UsageError(f'{path}: expected {{"databases": [{{"db": NAME, "memories_dir": DIR}}, ...]}}')
-    for entry in entries:
-        if not isinstance(entry, dict) or not entry.get("db") or not (entry.get("memories_dir") or entry.get("index")):
-            raise UsageError(f"{path}: every entry needs db and memories_dir or index (got {entry!r})")
-        databases[str(entry["db"])] = _database(str(entry["db"]), str(entry.get("index") or ""),
-                                                str(entry.get("memories_dir") or ""),
-                                                str(entry.get("createAt") or started))
+    databases.update(databases_file((config or config_dir()) / "databases.json", started))
     for flag in flags:
         name, _, target = flag.partition("=")
         if not name or not target:
             raise UsageError(f"--db {flag!r}: use NAME=DIR or NAME=index:PREFIX")
         index = target.removeprefix("index:") if target.startswith("index:") else ""
-        databases[name] = _database(name, index, "" if index else target, started)
+        databases[name] = Database.of(name, index, "" if index else target, started)
     return list(databases.values())
-
-
-def _database(name: str, index: str, directory: str, created: str) -> Database:
-    if index:
-        return Database(name, None, created, index=index)
-    return Database(name, Path(os.path.abspath(os.path.expanduser(directory))), created)
 
 
 def load(settings: Settings, databases: list[Database], resources: Resources, warn) -> None:
