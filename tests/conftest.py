@@ -1,6 +1,6 @@
 """Fixtures: one real embedded PostgreSQL for the session, memories directories built per test.
 
-Scripts run in this process by default, as the warm helper runs them (faces/cli.py's Console: their own
+Scripts run in this process by default, as the warm helper runs them (faces/console.py's Console: their own
 streams, environment and working directory, one shared model and connection pool); run_process runs
 one as a fresh process, for what only a process shows (start-up, signals, the helper itself)."""
 

@@ -1,6 +1,6 @@
 """The request parameters every face accepts, each defined once: its type, range, default and meaning.
 
-The command-line options (faces/cli.py), the MCP tools' JSON Schemas (faces/mcp_server.py) and the HTTP
+The command-line options (faces/console.py), the MCP tools' JSON Schemas (faces/mcp_tools.py) and the HTTP
 query parsing (faces/http_api.py) are generated from these definitions, and the values they receive are
 checked here, so a bad value is refused with the same words everywhere; only the parameter's spelling
 differs (--since, since, ?since=), which each face puts where the message says PARAMETER.
