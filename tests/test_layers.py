@@ -1,7 +1,7 @@
 """The tree shows the layers: no import cycle between modules, and faces that go through the library's door.
 
 Every import is read from the source (function-local ones included, as they would run). The library's
-public modules, the only ones a face (memory_search.faces.*, scripts/*, integrations/*) may import:
+public modules, the only ones a face (memory_search.faces.*, scripts/*, hooks/*, integrations/*) may import:
 
   memory_search          the package (open, Memories, Filters, Settings, Record, Hit, MemorySearchError)
   api                    Memories: search, read, list, export, verify and index one memories directory
@@ -14,7 +14,7 @@ public modules, the only ones a face (memory_search.faces.*, scripts/*, integrat
   hints                  the commands a message tells the user to run
 
 The faces among themselves: memory_search.faces.* is one face package (the command line and its plumbing,
-the warm helper, MCP, HTTP); scripts/* and integrations/* import it or the public modules only."""
+the warm helper, MCP, HTTP); scripts/*, hooks/* and integrations/* import it or the public modules only."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def test_no_module_imports_itself_through_others():
 
 def _face_files() -> dict[str, tuple[Path, str | None]]:
     faces = {name: (path, name) for name, path in MODULES.items() if name.startswith(FACES)}
-    for folder in ("scripts", "integrations"):
+    for folder in ("scripts", "hooks", "integrations"):
         for path in (ROOT / folder).rglob("*.py"):
             faces[str(path.relative_to(ROOT))] = (path, None)
     return faces
