@@ -380,3 +380,53 @@ def test_stats_counts_chunks_waiting_for_their_embedding_and_names_the_stale_fil
     assert (status["embedded"], status["waiting_for_embeddings"]) == (status["chunks"] - 1, 1)
     assert status["stale"] == {"new": ["wiki/c.md"], "changed": ["wiki/a.md"], "deleted": ["wiki/b.md"]}
     assert status["progress"] is None
+
+
+def test_an_index_of_single_precision_vectors_is_searched_then_upgraded_in_place_with_every_record(env, memories,
+                                                                                                  database):
+    memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.", title="Tide")
+    memories.write("wiki/b.md", "# Boats\n\nBoats sail on the lake.", title="Boats")
+    index(env, memories)
+    tables = _tables(memories)
+    with psycopg.connect(database, autocommit=True) as conn:  # as schema 3 wrote it
+        conn.execute(f"ALTER TABLE {tables.chunks} ALTER COLUMN embedding TYPE vector(384) "
+                     "USING embedding::vector(384)")
+        conn.execute(f"UPDATE {tables.meta} SET value = '3' WHERE key = 'schema_version'")
+    assert names(search(env, memories, "tide tables", "--mode", "semantic"))[0] == "a.md"
+    again = index(env, memories)
+    assert (again["success"], again["embedded"], again["failed"]) == (0, 0, 0)
+    with psycopg.connect(database) as conn:
+        column = conn.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                              "to_regclass(%s) AND attname = 'embedding'", (tables.chunks,)).fetchone()[0]
+        version = conn.execute(f"SELECT value FROM {tables.meta} WHERE key = 'schema_version'").fetchone()[0]
+    assert (column, version) == ("halfvec(384)", "4")
+    assert _rows_per_file(database, memories) == {str(memories.root / "wiki/a.md"): (1, 1),
+                                                  str(memories.root / "wiki/b.md"): (1, 1)}
+    assert names(search(env, memories, "tide tables", "--mode", "semantic"))[0] == "a.md"
+    assert names(search(env, memories, "boats sail on the lake"))[0] == "b.md"
+
+
+def test_the_vector_index_is_built_with_memory_for_its_whole_graph_on_a_server_of_this_machine(database):
+    from memory_search.storage.writer import hnsw_build_settings, hnsw_graph_bytes
+
+    graph = hnsw_graph_bytes(1_000_000, "halfvec", 384)
+    assert 1.2e9 < graph < hnsw_graph_bytes(1_000_000, "vector", 384) < 2.5e9
+    with psycopg.connect(database) as conn:
+        chosen = hnsw_build_settings(conn, 300 * 1048576)
+    assert chosen["maintenance_work_mem"] == "375MB"
+    assert int(chosen["max_parallel_maintenance_workers"]) == min(max((os.cpu_count() or 1) - 1, 0), 7)
+
+
+def test_stats_names_what_a_configured_server_elsewhere_lacks_for_a_large_index(env, memories, database,
+                                                                                monkeypatch):
+    from memory_search.indexing import status
+
+    memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
+    index(env, memories)
+    assert json.loads(run_script("stats", "--json", env=env, memories=memories).stdout)["server"] == []
+    monkeypatch.setattr(status, "server_on_this_machine", lambda conn: False)  # its memory is not ours to size
+    with psycopg.connect(database) as conn:
+        notes = status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=True)
+        assert status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=False) == []
+    (short,) = [note for note in notes if note.startswith("maintenance_work_mem is")]
+    assert "1,000,000 chunks" in short and "set maintenance_work_mem to 1,787 MB on the server" in short

@@ -197,6 +197,8 @@ def status_text(status: dict) -> str:
         lines.append(f"  since then: {pending['new']} new, {pending['changed']} changed, {pending['deleted']} deleted"
                      + (f"; run `{command('index')}` to catch up" if behind
                         else "; embeddings still to compute" if waiting else "; up to date"))
+    for note in status.get("server") or ():
+        lines.append(f"  server: {note}")
     for item in status["unreadable"][:10]:
         lines.append(f"  unreadable {_line(item['path'])}: {_line(item['reason'])}")
     if len(status["unreadable"]) > 10:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from . import run_progress
-from ..storage.writer import lock_key, unreadable_files
+from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
 from ..search.links import counts as link_counts
 from ..storage.schema import ManagedTables, no_index, read_meta
 
@@ -52,6 +52,8 @@ def index_status(conn, settings) -> dict:
         "stale": {"new": [item.relpath for item in plan.new[:LISTED]],
                   "changed": [item.relpath for item in plan.changed[:LISTED]],
                   "deleted": [_relative(path, root) for path in plan.deleted[:LISTED]]} if plan else None,
+        "server": server_shortfalls(conn, tables, sum(row[3] for row in groups) - waiting, int(meta["dimension"]),
+                                    configured=bool(settings.database_url)),
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
                       + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])]
                       + [{"path": path, "reason": f"{reason}; kept in the index as it was"}
@@ -83,3 +85,46 @@ def indexer_running(conn, tables: ManagedTables) -> bool:
         "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
         "AND classid::bigint = %s AND objid::bigint = %s AND database = (SELECT oid FROM pg_database "
         "WHERE datname = current_database()))", (key >> 32, key & 0xFFFFFFFF)).fetchone()[0]
+
+
+def server_shortfalls(conn, tables: ManagedTables, embedded: int, dimension: int, configured: bool) -> list[str]:
+    """What the PostgreSQL server lacks for an index of this size, each with its consequence and the setting
+    that mends it: pgvector without iterative index scans; on a configured server elsewhere (whose memory this
+    machine cannot size) maintenance_work_mem below the vector graph and no parallel maintenance workers; and
+    a vector index larger than shared_buffers."""
+    from .pipeline import HNSW_MIN_CHUNKS
+
+    settings = dict(conn.execute(
+        "SELECT name, setting::bigint * CASE unit WHEN '8kB' THEN 8192 WHEN 'kB' THEN 1024 ELSE 1 END "
+        "FROM pg_settings WHERE name IN ('maintenance_work_mem', 'shared_buffers', "
+        "'max_parallel_maintenance_workers')").fetchall())
+    notes = []
+    version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if version and tuple(int(part) for part in version[0].split(".")[:2] if part.isdigit()) < (0, 8):
+        notes.append(f"pgvector {version[0]} has no iterative index scans: a filtered search over the vector "
+                     "index may return fewer records than asked; update the extension to 0.8 or later "
+                     "(ALTER EXTENSION vector UPDATE)")
+    if embedded < HNSW_MIN_CHUNKS:
+        return notes
+    stored = "halfvec" if "halfvec" in (conn.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+        "AND attname = 'embedding'", (tables.chunks,)).fetchone() or ("",))[0] else "vector"
+    graph = hnsw_graph_bytes(embedded, stored, dimension)
+    if configured and not server_on_this_machine(conn):
+        if settings["maintenance_work_mem"] < graph:
+            notes.append(f"maintenance_work_mem is {_mb(settings['maintenance_work_mem'])}, the vector graph of "
+                         f"{embedded:,} chunks takes about {_mb(graph)}: its build spills to disk and runs several "
+                         f"times slower; set maintenance_work_mem to {_mb(graph * 1.25)} on the server")
+        if settings["max_parallel_maintenance_workers"] == 0:
+            notes.append("max_parallel_maintenance_workers is 0: the vector index is built on one core; set it "
+                         "to the server's cores but one")
+    hnsw = conn.execute("SELECT pg_relation_size(to_regclass(%s))", (f"{tables.prefix}__chunks_hnsw",)).fetchone()[0]
+    if configured and hnsw and settings["shared_buffers"] < hnsw:
+        notes.append(f"shared_buffers is {_mb(settings['shared_buffers'])}, the vector index {_mb(hnsw)}: "
+                     "semantic searches read it from the operating system's cache or the disk; set shared_buffers "
+                     f"to {_mb(hnsw * 1.25)} or more on the server")
+    return notes
+
+
+def _mb(size: float) -> str:
+    return f"{size / 1048576:,.0f} MB"

@@ -22,7 +22,9 @@ from ..errors import IndexMismatch, IndexMissing, UsageError
 from ..hints import command
 from ..indexing.tokens import TOKENIZER_VERSION
 
-SCHEMA_VERSION = "3"  # 3: the links table
+SCHEMA_VERSION = "4"  # 3: the links table; 4: vectors stored as halfvec, half the size of the graph
+# Indexes of these versions are searched as they are, and upgraded in place by the next index run.
+UPGRADABLE_SCHEMAS = ("3",)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
 
 
@@ -176,6 +178,8 @@ def check_versions(meta: dict, root: Path, chunker: bool = True) -> None:
     the next index.py run chunks it anew."""
     versions = [("tokenizer_version", TOKENIZER_VERSION), ("schema_version", SCHEMA_VERSION)]
     for key, version in versions + ([("chunker_version", CHUNKER_VERSION)] if chunker else []):
+        if key == "schema_version" and meta and meta.get(key) in UPGRADABLE_SCHEMAS:
+            continue
         if meta and meta.get(key) != version:
             raise IndexMismatch(
                 f"the index of {root} was built by {key.replace('_', ' ')} {meta.get(key)}, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from .embedding_cache import create_cache
 from ..search.links import Link, add_links, create_table as create_links_table, forget_links
 from ..directory.records import Record
 from ..search.relevance import CJK_SHARE
-from .schema import SCHEMA_VERSION, ManagedTables, columns_of
+from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
 from ..indexing.tokens import TOKENIZER_VERSION
 
 _SCHEMA = """
@@ -96,12 +97,21 @@ def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
     return names
 
 
+def vector_type(dimension: int) -> str:
+    """The stored vectors' type: halfvec (2 bytes a dimension) up to pgvector's HNSW limit for it. Its cosines
+    differ from single precision's in the fourth decimal; the index's recall@10 is measured by
+    tools/bench_scale.py (references/scale.md)."""
+    return "halfvec" if dimension <= HALFVEC_MAX_DIMENSION else "vector"
+
+
+HALFVEC_MAX_DIMENSION = 4000
+
+
 def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: Path) -> None:
-    vector_type = "vector" if spec.dimension <= 2000 else "halfvec"
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     with conn.transaction():
-        _upgrade(conn, tables)
-        conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type}({int(spec.dimension)})"),
+        _upgrade(conn, tables, spec)
+        conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type(spec.dimension)}({int(spec.dimension)})"),
                                              **_names(tables)))
         create_cache(conn)
         create_links_table(conn, tables)
@@ -123,13 +133,24 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
             "ON CONFLICT (key) DO NOTHING").format(meta=tables.sql("meta"), chunks=tables.sql("chunks")))
 
 
-def _upgrade(conn, tables: ManagedTables) -> None:
-    """Give an index made before keyword-first indexing its nullable embedding and context column."""
+def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
+    """Bring an index of an earlier schema to this one in place, its records kept: the nullable embedding and
+    context column of keyword-first indexing, and vectors stored as halfvec (schema 4). The vector index is
+    dropped for the new type and built again by the end of the run; searches meanwhile scan exactly."""
     columns = columns_of(conn, tables.chunks)
-    if not columns or "embed_context" in columns:
+    if not columns:
         return
-    conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN embed_context text, ALTER COLUMN embedding DROP NOT NULL"
-                         ).format(tables.sql("chunks")))
+    if "embed_context" not in columns:
+        conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN embed_context text, ALTER COLUMN embedding DROP NOT NULL"
+                             ).format(tables.sql("chunks")))
+    stored = f"{vector_type(spec.dimension)}({int(spec.dimension)})"
+    if columns["embedding"] != stored and columns["embedding"] == f"vector({int(spec.dimension)})":
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{tables.prefix}__chunks_hnsw")))
+        conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding TYPE {} USING embedding::{}").format(
+            tables.sql("chunks"), sql.SQL(stored), sql.SQL(stored)))
+    if columns_of(conn, tables.meta):
+        conn.execute(sql.SQL("UPDATE {} SET value = %s WHERE key = 'schema_version' AND value = ANY(%s)").format(
+            tables.sql("meta")), (SCHEMA_VERSION, list(UPGRADABLE_SCHEMAS)))
 
 
 def drop_schema(conn, tables: ManagedTables) -> None:
@@ -351,9 +372,50 @@ def vacuum(conn, tables: ManagedTables) -> None:
     conn.execute(sql.SQL("VACUUM (ANALYZE) {}, {}").format(tables.sql("postings"), tables.sql("chunks")))
 
 
+HNSW_M = 16  # pgvector's default neighbours per element; ef_construction stays at its default too
+
+
+def hnsw_graph_bytes(chunks: int, stored: str, dimension: int) -> int:
+    """About what pgvector's HNSW build holds in memory for `chunks` vectors: each element's value and its
+    neighbour lists (2M at the ground layer, 16 bytes each, a few more above). A build whose graph outgrows
+    maintenance_work_mem goes on on disk several times slower (tools/bench_scale.py)."""
+    value = 8 + dimension * (2 if stored == "halfvec" else 4)
+    return int(chunks * (value + 2 * HNSW_M * 16 * 1.1 + 160))
+
+
+def server_on_this_machine(conn) -> bool:
+    """Whether the server shares this machine's memory and cores: a Unix socket or a loopback address."""
+    host = conn.info.host or ""
+    return host.startswith("/") or host in ("localhost", "127.0.0.1", "::1")
+
+
+def hnsw_build_settings(conn, graph_bytes: int) -> dict[str, str]:
+    """Session settings for an HNSW build on a server of this machine: maintenance_work_mem for the whole
+    graph (up to a quarter of the memory) and a parallel worker per core but one; when /dev/shm cannot hold
+    the graph, which a parallel build shares there, no worker. A configured server elsewhere keeps its own
+    (stats.py says when they are short)."""
+    import os
+
+    if not server_on_this_machine(conn):
+        return {}
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    current = conn.execute("SELECT setting::bigint * 1024 FROM pg_settings WHERE name = 'maintenance_work_mem'"
+                           ).fetchone()[0]
+    wanted = max(current, min(int(graph_bytes * 1.25), memory // 4))
+    workers = max(0, min((os.cpu_count() or 1) - 1, 7))
+    try:
+        shared = os.statvfs("/dev/shm")
+        if shared.f_bavail * shared.f_frsize < wanted:
+            workers = 0
+    except OSError:
+        pass
+    return {"maintenance_work_mem": f"{wanted // 1048576}MB", "max_parallel_maintenance_workers": str(workers)}
+
+
 def ensure_hnsw(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: None) -> None:
     """Build the HNSW vector index when it is missing or was left invalid by an interrupted build."""
-    operator = "vector_cosine_ops" if spec.dimension <= 2000 else "halfvec_cosine_ops"
+    stored = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"]).group(0)
+    operator = f"{stored}_cosine_ops"
     name = f"{tables.prefix}__chunks_hnsw"
     valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
                          (name,)).fetchone()
@@ -362,9 +424,17 @@ def ensure_hnsw(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message
     if valid:  # an interrupted concurrent build leaves an invalid index behind
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
     say("building the HNSW vector index (searches keep working meanwhile)")
-    conn.execute("SET maintenance_work_mem = '512MB'")  # the graph must fit, or the build crawls
-    conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding {})").format(
-        sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator)))
+    chunks = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL").format(
+        tables.sql("chunks"))).fetchone()[0]
+    settings = hnsw_build_settings(conn, hnsw_graph_bytes(chunks, stored, spec.dimension))
+    for setting, value in settings.items():  # CONCURRENTLY runs outside a transaction: no SET LOCAL
+        conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
+    try:
+        conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding {})").format(
+            sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator)))
+    finally:
+        for setting in settings if not conn.closed and not conn.broken else ():
+            conn.execute(sql.SQL("RESET {}").format(sql.Identifier(setting)))
 
 
 def lock_key(tables: ManagedTables) -> int:
