@@ -3,7 +3,7 @@
 Randomised tests draw from one seed per run, printed at the end (and by each such test, shown with its
 failure); MEMORIES_TEST_SEED=N replays a run.
 
-Scripts run in this process by default, as the warm helper runs them (faces/cli.py's Console: their own
+Scripts run in this process by default, as the warm helper runs them (faces/console.py's Console: their own
 streams, environment and working directory, one shared model and connection pool); run_process runs
 one as a fresh process, for what only a process shows (start-up, signals, the helper itself)."""
 
@@ -61,7 +61,7 @@ def base_env(tmp_path_factory) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def database(base_env):
     """The embedded server, started once; stopped at the end unless it was running before."""
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(Path(base_env["MEMORIES_DATA_DIR"]))
     was_running = server.running_url() is not None

@@ -20,7 +20,7 @@ from psycopg import sql
 
 from adversarial import write_corpus
 from conftest import run_process, SCRIPTS, index, run_script, search
-from memory_search.schema import ManagedTables
+from memory_search.storage.schema import ManagedTables
 
 def assert_clean_failure(result: subprocess.CompletedProcess, codes=(0, 2, 3)) -> None:
     """A documented exit code, and on failure exactly one line on stderr, never a traceback."""
@@ -172,7 +172,7 @@ def test_nul_characters_are_usage_errors_in_the_library_too(env, memories):
     """The shell cannot pass a NUL; MCP, HTTP and Python callers can."""
     import memory_search
     from memory_search.errors import UsageError
-    from memory_search.filters import Filters, parse_where
+    from memory_search.search.filters import Filters, parse_where
 
     memories.write("wiki/a.md", "# A\n\ntext", title="A")
     with memory_search.open(memories_dir=str(memories.root)) as library:
@@ -258,7 +258,7 @@ def _index_exists(database: str, root: Path) -> bool:
 
 @pytest.mark.crash
 def test_a_database_stopped_mid_run_is_one_line_and_the_next_run_finishes(env, memories, tmp_path):
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "own-server")
     server.start()

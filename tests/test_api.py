@@ -110,7 +110,7 @@ def test_errors_are_the_library_errors(env, tmp_path):
 def test_a_query_over_the_limit_is_refused_before_anything_reads_it(env, tmp_path, monkeypatch):
     """The limit counts the query as sent, and nothing is spent on it first: no time words read, no memories
     directory looked at (this one does not exist), no connection opened."""
-    from memory_search import timewords
+    from memory_search.search import timewords
     from memory_search.errors import UsageError
 
     def unread(*_):

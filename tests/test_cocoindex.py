@@ -6,7 +6,7 @@ import psycopg
 import pytest
 
 from conftest import names, run_script, search
-from memory_search.schema import cocoindex_tables
+from memory_search.storage.schema import cocoindex_tables
 
 NOTES = {
     "wiki/deploy.md": ("---\ntitle: Deploy runbook\ntags: [ops]\n---\n",

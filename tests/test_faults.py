@@ -24,7 +24,7 @@ import pytest
 
 import memory_search
 from conftest import ROOT, SCRIPTS, index, names, run_script, search, shared_resources
-from memory_search.schema import ManagedTables
+from memory_search.storage.schema import ManagedTables
 
 
 def _indexed(database: str, memories) -> dict[str, int]:
@@ -317,7 +317,7 @@ def test_a_rebuild_never_swaps_in_an_index_that_lacks_what_it_could_not_reach(en
 
 
 def test_watch_keeps_what_it_cannot_reach_and_waits_for_a_folder_that_went_away(env, notes, database, monkeypatch):
-    from memory_search.indexer import watch
+    from memory_search.indexing.indexer import watch
 
     settings = memory_search.Settings.from_env().with_overrides(memories_dir=str(notes.root))
     wiki, away = notes.root / "wiki", notes.root.parent / "unmounted"
@@ -529,7 +529,7 @@ def test_the_search_log_holds_whole_lines_only_when_it_cannot_be_written(env, no
 
 @pytest.mark.crash
 def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, small_disk):
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     disk = small_disk("48m")
     server = EmbeddedServer(disk / "data")
@@ -561,7 +561,7 @@ def test_indexing_on_a_full_database_disk_keeps_what_was_indexed(env, memories, 
 @pytest.fixture(scope="module")
 def own_server(tmp_path_factory, database):
     """An embedded server of these tests' own, to stop and start at will."""
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path_factory.mktemp("own-server"))
     server.start()
@@ -599,7 +599,7 @@ def test_a_search_after_the_database_restarted_reconnects(restartable, own_serve
 def test_a_database_stopped_during_a_search(restartable, own_server, monkeypatch, database_given):
     """The embedded server starts again on demand, so the search answers; a server at a URL is not ours to start:
     one line says so, exit 1."""
-    from memory_search import retrieval
+    from memory_search.search import retrieval
 
     own, memories = restartable
     if database_given:

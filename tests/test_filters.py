@@ -10,9 +10,9 @@ from psycopg import sql
 
 import memory_search
 from memory_search.errors import UsageError
-from memory_search.filters import Filters, matches, parse_where, sql_conditions
-from memory_search.memories import parse_memory
-from memory_search.schema import ManagedTables
+from memory_search.search.filters import Filters, matches, parse_where, sql_conditions
+from memory_search.directory.files import parse_memory
+from memory_search.storage.schema import ManagedTables
 
 FILES = {
     "wiki/numbers.md": dict(title="Numbers", n=3, ratio=2.5, flag=True, name="melon", labels=["x", "y"]),

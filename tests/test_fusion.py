@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_search.errors import UsageError
-from memory_search.retrieval import Candidate, fuse
+from memory_search.search.retrieval import Candidate, fuse
 
 
 def _legs(coverage: float):
@@ -65,7 +65,7 @@ def test_unknown_fusion_is_a_usage_error():
 
 
 def test_a_page_in_the_questions_language_stays_before_its_twin_and_an_answer_only_the_other_holds_wins():
-    from memory_search import relevance
+    from memory_search.search import relevance
 
     weights = relevance.calibration("local:multilingual-e5-small:384").fusion
     japanese_question = 0.95  # the share of its characters that are CJK

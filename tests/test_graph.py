@@ -43,7 +43,7 @@ def server(sample):
     from starlette.routing import Route
 
     from memory_search.config import Settings
-    from memory_search.faces.http_api import error_response
+    from memory_search.faces.http_api import error_response, query_values
     from memory_search.faces.graph import graph_routes
     from memory_search.resources import Resources
 
@@ -55,7 +55,7 @@ def server(sample):
 
     settings = Settings.from_env().with_overrides(memories_dir=sample.root)
     routes = [Route("/api/health", lambda request: PlainTextResponse("OK"))]
-    routes += graph_routes({"default": settings}, Resources(), answer)  # what a server needs
+    routes += graph_routes({"default": settings}, Resources(), answer, query_values)  # what a server needs
     config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     uvicorn_server = uvicorn.Server(config)
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SCRIPTS, index, run_process, shared_resources
-from memory_search.faces import client, helper
+from memory_search.faces import client, helper, helper_processes
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def helper_env(env, monkeypatch):
     environment = dict(env, XDG_RUNTIME_DIR=runtime)
     environment.pop("MEMORIES_NO_DAEMON")
     yield environment
-    helper.stop()
+    helper_processes.stop()
     # Every helper that was listening exits and removes its socket; what is left nobody listens on.
     assert _wait_until(lambda: not any(_listening(path) for path in helper.runtime_dir().glob("*.sock")), 15)
     shutil.rmtree(runtime, ignore_errors=True)
@@ -64,7 +64,7 @@ def _wait_for_helper(timeout: float = 60, environ=None) -> None:
 
 
 def _start_helper(environ=None) -> None:
-    helper.start_in_background(environ=environ)
+    helper_processes.start_in_background(environ=environ)
     _wait_for_helper(environ=environ)
 
 
@@ -117,7 +117,7 @@ def test_the_helper_answers_with_the_library_results(helper_env, notes):
 
 def test_errors_come_back_as_they_would_without_the_helper(helper_env, notes, tmp_path):
     index(helper_env, notes)
-    helper.start_in_background()
+    helper_processes.start_in_background()
     _wait_for_helper()
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -133,7 +133,7 @@ def test_a_plugin_session_gets_its_own_hint_from_a_helper_started_elsewhere(help
 
 
 def test_the_helper_socket_is_private(helper_env, notes):
-    helper.start_in_background()
+    helper_processes.start_in_background()
     _wait_for_helper()
     folder = _socket_path().parent
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
@@ -161,7 +161,7 @@ def test_a_request_for_another_configuration_is_refused(helper_env, notes):
 
 def test_an_idle_helper_exits(helper_env, notes, monkeypatch):
     monkeypatch.setenv("MEMORIES_HELPER_IDLE", "1")
-    helper.start_in_background()
+    helper_processes.start_in_background()
     _wait_for_helper()
     assert _wait_until(lambda: not _socket_path().exists(), timeout=15)
 
@@ -319,7 +319,7 @@ def test_connections_stay_bounded_after_many_directories(helper_env, notes, tmp_
 
 
 def _database_url(env) -> str:
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     return EmbeddedServer(Path(env["MEMORIES_DATA_DIR"])).running_url()
 
@@ -392,13 +392,13 @@ def test_searches_through_the_helper_are_logged_as_asked(helper_env, notes, tmp_
 # --- a helper that accepts connections and never answers ------------------------------------------------
 
 def _pid_of_helper(environ=None) -> int:
-    pid = helper.own_helper_pid(_socket_path(environ).with_suffix(".pid"))
+    pid = helper_processes.own_helper_pid(_socket_path(environ).with_suffix(".pid"))
     assert pid is not None, "the helper wrote no pid file of its own"
     return pid
 
 
 def _gone(pid: int) -> bool:
-    return not helper._alive(pid)
+    return not helper_processes._alive(pid)
 
 
 def _timed_search(env, notes) -> tuple[subprocess.CompletedProcess, float]:
@@ -479,7 +479,8 @@ def test_a_listener_that_never_replies_is_bypassed_and_replaced(helper_env, note
         assert held and result.stderr.count("\n") == 1 and "did not answer" in result.stderr, result.stderr
         # A real helper takes the socket's place (the listener held no lock); the next search is answered.
         pid_file = _socket_path().with_suffix(".pid")
-        assert _wait_until(lambda: helper.own_helper_pid(pid_file) and helper._answers(_socket_path()), 30)
+        assert _wait_until(lambda: helper_processes.own_helper_pid(pid_file)
+                           and helper_processes.answers(_socket_path()), 30)
         through = _only_helper("search", "green tea", "--format", "json", env=helper_env, memories=notes)
         assert through.returncode == 0 and json.loads(through.stdout)[0]["title"] == "Tea"
     finally:
@@ -508,9 +509,9 @@ def test_a_pid_file_naming_another_process_is_never_signalled(helper_env, tmp_pa
         (folder / "0123456789abcdef0123.pid").write_text(f"{bystander.pid}\n")
         (folder / "fedcba9876543210fedc.pid").symlink_to(tmp_path / "elsewhere")
         (tmp_path / "elsewhere").write_text(f"{bystander.pid}\n")
-        assert helper.own_helper_pid(folder / "0123456789abcdef0123.pid") is None
-        assert helper.own_helper_pid(folder / "fedcba9876543210fedc.pid") is None
-        helper.stop()
+        assert helper_processes.own_helper_pid(folder / "0123456789abcdef0123.pid") is None
+        assert helper_processes.own_helper_pid(folder / "fedcba9876543210fedc.pid") is None
+        helper_processes.stop()
         time.sleep(0.5)
         assert bystander.poll() is None
     finally:
@@ -521,7 +522,7 @@ def test_a_pid_file_naming_another_process_is_never_signalled(helper_env, tmp_pa
 def test_db_stop_ends_an_embedded_server_that_was_stopped_by_a_signal(env, tmp_path):
     import signal
 
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "own-server")
     server.start()

@@ -13,9 +13,9 @@ import psycopg
 import pytest
 
 from conftest import SCRIPTS, index, names, run_script, search
-from memory_search.chunking import CHUNKER_VERSION
-from memory_search.index_writer import lock_key
-from memory_search.schema import ManagedTables
+from memory_search.indexing.chunking import CHUNKER_VERSION
+from memory_search.storage.writer import lock_key
+from memory_search.storage.schema import ManagedTables
 
 
 def _tables(memories):
@@ -211,7 +211,7 @@ def test_stats_reports_contents_and_pending_changes(env, memories):
 
 def test_search_sessions_are_read_only(env, memories):
     from memory_search.config import Settings
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
 
     with connect(Settings.from_env(), read_only=True) as conn:
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
@@ -408,7 +408,7 @@ def test_an_index_of_single_precision_vectors_is_searched_then_upgraded_in_place
 
 
 def test_the_vector_index_is_built_with_memory_for_its_whole_graph_on_a_server_of_this_machine(database):
-    from memory_search.index_writer import hnsw_build_settings, hnsw_graph_bytes
+    from memory_search.storage.writer import hnsw_build_settings, hnsw_graph_bytes
 
     graph = hnsw_graph_bytes(1_000_000, "halfvec", 384)
     assert 1.2e9 < graph < hnsw_graph_bytes(1_000_000, "vector", 384) < 2.5e9
@@ -420,7 +420,7 @@ def test_the_vector_index_is_built_with_memory_for_its_whole_graph_on_a_server_o
 
 def test_stats_names_what_a_configured_server_elsewhere_lacks_for_a_large_index(env, memories, database,
                                                                                 monkeypatch):
-    from memory_search import status
+    from memory_search.indexing import status
 
     memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
     index(env, memories)

@@ -13,7 +13,7 @@ import pytest
 
 import memory_search
 from conftest import SCRIPTS, index, names, run_script, search
-from memory_search.schema import ManagedTables
+from memory_search.storage.schema import ManagedTables
 
 
 def _notes(memories, count: int) -> None:
@@ -53,7 +53,7 @@ class GatedEmbedder:
 def test_keyword_search_works_while_the_model_still_embeds(env, memories, database):
     _notes(memories, 12)
     embedder = GatedEmbedder()
-    from memory_search.indexer import Indexer
+    from memory_search.indexing.indexer import Indexer
 
     settings = memory_search.Settings.from_env().with_overrides(memories_dir=str(memories.root))
     result = {}
@@ -87,7 +87,7 @@ def test_newest_records_are_embedded_first(env, memories, database):
         return original(texts)
 
     embedder.embed_documents = remember
-    from memory_search.indexer import Indexer
+    from memory_search.indexing.indexer import Indexer
 
     settings = memory_search.Settings.from_env().with_overrides(memories_dir=str(memories.root))
     Indexer(settings, embedder=embedder).run()

@@ -7,8 +7,8 @@ import json
 import psycopg
 
 from conftest import index, run_script
-from memory_search.links import edges, extract_links
-from memory_search.schema import ManagedTables
+from memory_search.search.links import edges, extract_links
+from memory_search.storage.schema import ManagedTables
 
 
 def test_extraction_reads_every_link_form_and_ignores_code_and_urls():

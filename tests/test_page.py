@@ -28,8 +28,8 @@ from conftest import ROOT, SCRIPTS, MemoriesDir, index, seeded  # noqa: E402
 sys.path.insert(0, str(ROOT / "tools"))
 import chromium as browser  # noqa: E402
 from memory_search.faces.markdown_html import render  # noqa: E402
-from memory_search.index_writer import lock_key, write_meta  # noqa: E402
-from memory_search.schema import ManagedTables  # noqa: E402
+from memory_search.storage.writer import lock_key, write_meta  # noqa: E402
+from memory_search.storage.schema import ManagedTables  # noqa: E402
 
 YESTERDAY = (dt.date.today() - dt.timedelta(days=1)).isoformat()
 HOSTILE = """# Hostile <img src=x onerror="window.pwned='heading'">

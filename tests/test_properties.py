@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from conftest import seeded
 
-from memory_search.chunking import MAX_CHARS, chunk_markdown
+from memory_search.indexing.chunking import MAX_CHARS, chunk_markdown
 from memory_search.errors import ParameterError
-from memory_search.filters import matches, parse_where, Filters
-from memory_search.memories import BadMemory, split_frontmatter
-from memory_search.records import make_record
-from memory_search.tokens import tokenize
+from memory_search.search.filters import matches, parse_where, Filters
+from memory_search.directory.files import BadMemory, split_frontmatter
+from memory_search.directory.records import make_record
+from memory_search.indexing.tokens import tokenize
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -100,7 +100,7 @@ def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
 @FAST
 @given(st.text(max_size=200), st.text(max_size=60))
 def test_marks_are_ordered_disjoint_spans_inside_the_text(text, query):
-    from memory_search.snippets import marks
+    from memory_search.search.snippets import marks
 
     spans = marks(text, query)
     assert all(0 <= start < end <= len(text) for start, end in spans)

@@ -101,7 +101,7 @@ def test_missing_directory(env, tmp_path):
 
 
 def test_only_the_newest_folders_and_the_printed_files_are_read(memories, monkeypatch):
-    from memory_search import recent
+    from memory_search.directory import recent
 
     for day in range(40):
         for clock in ("080000", "120000", "180000"):

@@ -104,7 +104,7 @@ def test_a_hit_scores_about_the_same_among_five_notes_and_among_a_hundred(env, m
 
 
 def test_the_calibration_covers_the_bundled_model_and_keywords_only():
-    from memory_search import relevance
+    from memory_search.search import relevance
 
     bundled = relevance.calibration("local:multilingual-e5-small:384")
     assert bundled.semantic and bundled.hybrid and bundled.fusion and bundled.keyword
@@ -114,7 +114,7 @@ def test_the_calibration_covers_the_bundled_model_and_keywords_only():
 
 
 def test_the_fusion_lets_keywords_vote_only_on_hits_in_the_querys_language():
-    from memory_search import relevance
+    from memory_search.search import relevance
 
     weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "language_gap": 0.5}
     signals = {1: {"cos": 0.85, "cov": 1.0, "bm25n": 0.5, "lang": 1.0},  # Japanese, matched every word
@@ -126,7 +126,7 @@ def test_the_fusion_lets_keywords_vote_only_on_hits_in_the_querys_language():
 
 
 def test_a_hit_in_the_other_language_stands_against_its_own_languages_baseline():
-    from memory_search import relevance
+    from memory_search.search import relevance
 
     japanese, english = [1.0, 0.0], [0.6, 0.8]  # the query's mean cosine: 1.0 with Japanese, 0.6 with English
     hits = {1: {"lang": 1.0}, 2: {"lang": 0.0}}
@@ -172,8 +172,8 @@ def test_the_language_baseline_applies_only_where_the_index_holds_enough_of_both
 
 def test_an_index_from_before_the_language_baseline_gains_it_at_the_next_run(env, small):
     from memory_search.config import Settings
-    from memory_search.database import connect
-    from memory_search.schema import find_index, read_meta
+    from memory_search.storage.database import connect
+    from memory_search.storage.schema import find_index, read_meta
 
     settings = Settings.from_env(env).with_overrides(memories_dir=str(small.root))
     with connect(settings, read_only=False) as conn:

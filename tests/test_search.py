@@ -249,7 +249,7 @@ def test_a_file_edited_after_indexing_is_flagged_stale(env, sample):
 
 
 def test_marks_are_the_words_of_a_text_the_query_matches_as_the_keyword_search_does():
-    from memory_search.snippets import marks
+    from memory_search.search.snippets import marks
 
     def marked(text, query):
         return [text[start:end] for start, end in marks(text, query)]

@@ -1,4 +1,4 @@
-"""Table-driven tests for memory_search.timewords.find_time: the time words of a query, and their window.
+"""Table-driven tests for memory_search.search.timewords.find_time: the time words of a query, and their window.
 
 Each row: (query, today, since, until, text, phrases). Dates are ISO strings; None for an open
 end. A row whose phrases is None expects no window at all (find_time returns None). phrases is
@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from memory_search.timewords import TimeWindow, find_time
+from memory_search.search.timewords import TimeWindow, find_time
 
 T = "2026-12-01"  # a Tuesday: this week 11-30..12-01, last week 11-23..11-29
 NOV20 = "2026-11-20"  # a Friday in the middle of a month
@@ -351,7 +351,7 @@ from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from conftest import SEED as RUN_SEED  # noqa: E402
-from memory_search import timewords  # noqa: E402
+from memory_search.search import timewords  # noqa: E402
 
 SEED = int(os.environ.get("TIME_WORDS_SEED") or RUN_SEED)  # the run's seed unless told
 EXAMPLES = int(os.environ.get("TIME_WORDS_EXAMPLES") or 300)
@@ -514,7 +514,7 @@ def test_the_rules_a_query_could_need_read_what_every_rule_reads(query, today):
 @_seeded
 def test_a_search_reads_a_window_that_starts_by_its_end_or_refuses_it(query, today):
     from memory_search.errors import UsageError
-    from memory_search.retrieval import SearchRequest, windowed
+    from memory_search.search.retrieval import SearchRequest, windowed
 
     request = SearchRequest(query=query[:2_000], today=today)
     found = find_time(request.query, today)
@@ -568,7 +568,7 @@ def test_importing_compiles_nothing():
     from conftest import ROOT
 
     code = (
-        "import datetime; from memory_search import timewords as t; today = datetime.date(2026, 12, 1); "
+        "import datetime; from memory_search.search import timewords as t; today = datetime.date(2026, 12, 1); "
         "assert not t._PATTERNS; "
         "[t.find_time(q, today) for q in ('how do we tune the HNSW index', 'a holiday schedule', '日本語の月次資料')]; "
         "assert not t._PATTERNS, t._PATTERNS; "
@@ -585,7 +585,7 @@ def test_lookup_folds_exactly_the_letters_case_insensitive_matching_reads_as_asc
     import string
     import sys
 
-    from memory_search.timewords import _fold
+    from memory_search.search.timewords import _fold
 
     any_letter = re.compile("(?i)[a-z]")
     read_as_ascii = {character: letter for character in map(chr, range(128, sys.maxunicode + 1))

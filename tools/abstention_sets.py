@@ -56,7 +56,7 @@ def write_jsonl(path: Path, items) -> None:
 
 def memories_set(out: Path) -> Path:
     """examples/memories with the hand-written questions, in BEIR layout."""
-    from memory_search.memories import discover, read_memory
+    from memory_search.directory.files import discover, read_memory
 
     folder = out / "memories-questions"
     documents = []

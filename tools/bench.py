@@ -12,7 +12,7 @@ ensure()
 import click  # noqa: E402
 
 from memory_search.errors import UsageError  # noqa: E402
-from memory_search.faces.cli import command, run  # noqa: E402
+from memory_search.faces.console import command, run  # noqa: E402
 
 
 # --- bench ---------------------------------------------------------------------------------------

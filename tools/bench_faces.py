@@ -10,7 +10,7 @@ from memory_search.faces.environment import ensure  # noqa: E402
 ensure("mcp", "starlette")
 
 from face_bench import bench_faces_command  # noqa: E402
-from memory_search.faces.cli import run  # noqa: E402
+from memory_search.faces.console import run  # noqa: E402
 
 if __name__ == "__main__":
     run(bench_faces_command, "bench_faces.py")

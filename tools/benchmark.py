@@ -81,8 +81,8 @@ FIRST_INDEX_WORD = "quillnavarre"  # the generated vocabulary's syllables cannot
 
 def embedding_texts(root: Path) -> list[str]:
     """What the indexer would send to the model for the memories under `root`."""
-    from memory_search.chunking import chunk_markdown, embedding_text
-    from memory_search.memories import discover, read_memory
+    from memory_search.indexing.chunking import chunk_markdown, embedding_text
+    from memory_search.directory.files import discover, read_memory
 
     texts = []
     for memory_file in discover(root)[0]:
@@ -248,7 +248,7 @@ class Bench:
 
     def indexing_throughput(self, files: int) -> dict:
         """Real model, salted texts so the cache cannot help: chunks/s next to the raw embedder's texts/s."""
-        from memory_search.indexer import Indexer
+        from memory_search.indexing.indexer import Indexer
 
         root = self.workdir / "throughput"
         generate(root, files, chunks_per_file=1, seed=3, salt=f"run {time.time_ns()}")
@@ -295,7 +295,7 @@ class Bench:
 
     def load(self, root: Path, chunks: int, chunks_per_file: int) -> float:
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.indexer import Indexer
+        from memory_search.indexing.indexer import Indexer
 
         generate(root, chunks // chunks_per_file, chunks_per_file=chunks_per_file, seed=chunks)
         started = time.perf_counter()
@@ -304,10 +304,10 @@ class Bench:
 
     def size(self, chunks: int, chunks_per_file: int = 4) -> dict:
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.database import connect
-        from memory_search.layouts import layout_for
-        from memory_search.retrieval import SearchRequest, Searcher
-        from memory_search.schema import find_index
+        from memory_search.storage.database import connect
+        from memory_search.search.layouts import layout_for
+        from memory_search.search.retrieval import SearchRequest, Searcher
+        from memory_search.storage.schema import find_index
 
         root = self.workdir / f"size{chunks}"
         self.say(f"loading {chunks} chunks (vectors from a pool of real embeddings plus noise, not the model)")
@@ -398,11 +398,11 @@ class Bench:
         from memory_search.faces import cli, client, helper
         from memory_search.api import Memories
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.filters import Filters
-        from memory_search.layouts import layout_for
+        from memory_search.search.filters import Filters
+        from memory_search.search.layouts import layout_for
         from memory_search.render import hits_markdown
-        from memory_search.schema import find_index
-        from memory_search.tokens import tokenize
+        from memory_search.storage.schema import find_index
+        from memory_search.indexing.tokens import tokenize
 
         def median_ms(action, times: int = 20) -> float:
             samples = []
@@ -444,9 +444,9 @@ class Bench:
         return parts
 
     def _stop_helper(self) -> None:
-        from memory_search.faces import helper
+        from memory_search.faces import helper_processes
 
-        helper.stop()
+        helper_processes.stop()
 
     def recent(self, files: int) -> dict:
         root = self.workdir / "recent"
@@ -508,7 +508,7 @@ class Bench:
     def close(self) -> None:
         import shutil
 
-        from memory_search.database import EmbeddedServer
+        from memory_search.storage.database import EmbeddedServer
 
         self._stop_helper()
         self.runner.close()

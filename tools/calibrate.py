@@ -57,12 +57,12 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
     """Search every question of every collection in every mode; one JSON line per shown hit."""
     from evaluation import _RememberingEmbedder, load_dataset, read_queries, write_memories
     from memory_search.config import Settings
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
-    from memory_search.indexer import Indexer
-    from memory_search.layouts import layout_for
-    from memory_search.retrieval import SearchRequest, Searcher
-    from memory_search.schema import find_index
+    from memory_search.indexing.indexer import Indexer
+    from memory_search.search.layouts import layout_for
+    from memory_search.search.retrieval import SearchRequest, Searcher
+    from memory_search.storage.schema import find_index
 
     settings = Settings.from_env()
     with open(out, "w", encoding="utf-8") as sink:
@@ -103,7 +103,7 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
 
 
 def _language(text: str) -> float:
-    from memory_search.relevance import cjk_bytes_share
+    from memory_search.search.relevance import cjk_bytes_share
 
     return round(cjk_bytes_share(text), 3)
 
@@ -278,7 +278,7 @@ def write(report: dict, balance: float, cutoff: float) -> None:
     data = json.loads(DATA.read_text(encoding="utf-8"))
     data["semantic_cutoff"] = cutoff
     data["about"] = ("fitted by tools/calibrate.py: logistic models of the probability that a hit answers the "
-                     f"query, relevant hits weighing {balance} x the rest; see src/memory_search/relevance.py")
+                     f"query, relevant hits weighing {balance} x the rest; see src/memory_search/search/relevance.py")
     data["balance"] = balance
 
     def entry(mode):

@@ -13,7 +13,7 @@ import click  # noqa: E402
 
 from memory_search.config import Settings  # noqa: E402
 from memory_search.errors import UsageError  # noqa: E402
-from memory_search.faces.cli import command, run  # noqa: E402
+from memory_search.faces.console import command, run  # noqa: E402
 
 
 # --- eval ----------------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, langua
     from pathlib import Path
 
     from evaluation import compare_reports, evaluate, parse_mode
-    from memory_search.progress import Progress
+    from memory_search.faces.progress import Progress
     from memory_search.render import as_json as to_json
     from reports import eval_text
 

@@ -276,7 +276,7 @@ def in_text(doc_id: str, hit, first_lines: dict[str, int]) -> tuple[str, int | N
 
 def text_lines(paths: dict[str, str]) -> dict[str, int]:
     """doc id -> the file line of its text's first line, as the written memory holds it (after the frontmatter)."""
-    from memory_search.memories import split_frontmatter
+    from memory_search.directory.files import split_frontmatter
 
     return {doc_id: split_frontmatter(Path(path).read_text(encoding="utf-8"))[2] for path, doc_id in paths.items()}
 
@@ -298,7 +298,7 @@ LEGS = ("keyword", "semantic", "hybrid", "rerank")
 
 def parse_mode(mode: str) -> dict:
     """The search request's settings for an eval mode, LEG[:OPTION[+OPTION...]], e.g. hybrid:rrf-equal."""
-    from memory_search.retrieval import FUSIONS
+    from memory_search.search.retrieval import FUSIONS
 
     leg, _, options = mode.partition(":")
     if leg not in LEGS:
@@ -361,14 +361,14 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     them left with no result at `threshold`, the share of answerable questions that keep their relevant
     document at `threshold`, and the calibration of the scores against the qrels. language: index only the
     documents in that language (metadata.language)."""
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
-    from memory_search.filters import Filters
-    from memory_search.index_writer import drop_schema
-    from memory_search.indexer import Indexer
-    from memory_search.layouts import layout_for
-    from memory_search.retrieval import SearchRequest, Searcher, search_in_time
-    from memory_search.schema import ManagedTables, find_index
+    from memory_search.search.filters import Filters
+    from memory_search.storage.writer import drop_schema
+    from memory_search.indexing.indexer import Indexer
+    from memory_search.search.layouts import layout_for
+    from memory_search.search.retrieval import SearchRequest, Searcher, search_in_time
+    from memory_search.storage.schema import ManagedTables, find_index
 
     dataset = load_dataset(folder, split, limit_queries, language=language)
     workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir

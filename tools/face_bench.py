@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from memory_search.faces.cli import command, memories_option
+from memory_search.faces.console import command, memories_option
 from memory_search.config import ENVIRONMENT_HELP
 from memory_search.errors import MemorySearchError
 
@@ -97,7 +97,7 @@ def _connection_watch(env: dict):
     import psycopg
 
     from memory_search.config import Settings
-    from memory_search.database import database_url
+    from memory_search.storage.database import database_url
 
     peak, stop = [0], threading.Event()
 

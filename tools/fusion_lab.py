@@ -59,14 +59,14 @@ MODEL = "local:multilingual-e5-small:384"  # the bundled model, whose fusion wei
 def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
     from evaluation import load_dataset, write_memories
 
-    from memory_search import relevance, retrieval
+    from memory_search.search import relevance, retrieval
     from memory_search.config import Settings
-    from memory_search.database import connect
+    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
-    from memory_search.indexer import Indexer
-    from memory_search.layouts import layout_for
-    from memory_search.retrieval import SearchRequest, Searcher, search_in_time
-    from memory_search.schema import find_index
+    from memory_search.indexing.indexer import Indexer
+    from memory_search.search.layouts import layout_for
+    from memory_search.search.retrieval import SearchRequest, Searcher, search_in_time
+    from memory_search.storage.schema import find_index
 
     seen: dict = {}
     real_fuse = relevance.fuse
@@ -133,8 +133,8 @@ def count_scripts(out: Path, names: list[str], workdir: Path) -> None:
     """OUT.counts.json: per set, the chunks in Latin and in CJK script its index holds (the language baseline's
     floor reads them)."""
     from memory_search.config import Settings
-    from memory_search.database import connect
-    from memory_search.schema import ManagedTables, read_meta
+    from memory_search.storage.database import connect
+    from memory_search.storage.schema import ManagedTables, read_meta
 
     counts = {}
     settings = Settings.from_env()
@@ -172,7 +172,7 @@ def order_by(query: dict, knobs: dict) -> list[int]:
     """The learned fusion's order (relevance.fuse, the code search.py runs) on one question's recorded
     candidates, with `knobs` over the shipped fusion weights; shift_scale and floor (the least chunks of
     either script) vary the language baseline."""
-    from memory_search import relevance
+    from memory_search.search import relevance
 
     weights = {**relevance.calibration(MODEL).fusion, **knobs}
     shift = query["shift"] * knobs.get("shift_scale", 1.0)

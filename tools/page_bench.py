@@ -21,7 +21,7 @@ import click  # noqa: E402
 import chromium  # noqa: E402
 from face_bench import running_http_server  # noqa: E402
 from memory_search.config import ENVIRONMENT_HELP  # noqa: E402
-from memory_search.faces.cli import command, memories_option, run  # noqa: E402
+from memory_search.faces.console import command, memories_option, run  # noqa: E402
 
 QUERIES = ("how do we tune the HNSW index", "セッション要約の保存先", "先週の会議で決めたこと")
 SHOTS = (  # file, width, height, language, what the address opens

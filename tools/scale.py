@@ -77,7 +77,7 @@ class Scale:
     def base(self) -> dict:
         """Index the base with the bundled model (once per workdir); its size and the model's chunks/s."""
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.indexer import Indexer
+        from memory_search.indexing.indexer import Indexer
 
         embedder = LocalEmbedder()
         if not self.root.exists():  # a grown index is never indexed again: its copies have no files
@@ -107,13 +107,13 @@ class Scale:
     # --- growing -----------------------------------------------------------------------------------
 
     def connect(self, read_only: bool = False):
-        from memory_search.database import connect
+        from memory_search.storage.database import connect
 
         return connect(self.settings, read_only=read_only)
 
     @property
     def tables(self):
-        from memory_search.schema import ManagedTables
+        from memory_search.storage.schema import ManagedTables
 
         return ManagedTables.of(self.settings.memories_root)
 
@@ -152,9 +152,9 @@ class Scale:
     def grow(self, target: int) -> dict:
         """Copy base rows until the index holds `target` chunks; its secondary indexes are dropped while the
         rows go in and made again after (by the indexer's own schema), then the tables are vacuumed."""
-        from memory_search import index_writer
+        from memory_search.storage import writer as index_writer
         from memory_search.errors import UsageError
-        from memory_search.schema import find_index
+        from memory_search.storage.schema import find_index
 
         started = time.perf_counter()
         with self.connect() as conn:
@@ -231,8 +231,8 @@ class Scale:
 
     def build_hnsw(self) -> dict:
         """The indexer's own build, timed, with the session settings it chose."""
-        from memory_search import index_writer
-        from memory_search.schema import find_index
+        from memory_search.storage import writer as index_writer
+        from memory_search.storage.schema import find_index
 
         with self.connect() as conn:
             info = find_index(conn, self.settings.memories_root)
@@ -262,10 +262,10 @@ class Scale:
 
     def measure(self, queries: list[str], ef_search: list[int] = ()) -> dict:
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.filters import Filters
-        from memory_search.layouts import layout_for
-        from memory_search.retrieval import SearchRequest, Searcher
-        from memory_search.schema import find_index
+        from memory_search.search.filters import Filters
+        from memory_search.search.layouts import layout_for
+        from memory_search.search.retrieval import SearchRequest, Searcher
+        from memory_search.storage.schema import find_index
 
         embedder = LocalEmbedder()
         result = {}
@@ -294,9 +294,9 @@ class Scale:
 
     def _ef_search(self, conn, layout, vectors, values: list[int]) -> dict:
         """Recall@10 (unfiltered and filtered) and the semantic leg's p50/p95 at other hnsw.ef_search values."""
-        from memory_search import layouts
-        from memory_search.filters import Filters
-        from memory_search.retrieval import FUSION_DEPTH
+        from memory_search.search import layouts
+        from memory_search.search.filters import Filters
+        from memory_search.search.retrieval import FUSION_DEPTH
 
         kept, figures = layouts.HNSW_EF_SEARCH, {}
         try:
@@ -317,7 +317,7 @@ class Scale:
     def _recall(self, conn, layout, vectors, filters) -> dict | None:
         """The share of the exact 10 nearest (of the filter's chunks) among the 10 best the semantic leg
         returns when asked for as many as a hybrid search asks it for (retrieval.FUSION_DEPTH)."""
-        from memory_search.retrieval import FUSION_DEPTH
+        from memory_search.search.retrieval import FUSION_DEPTH
 
         if not layout.info.has_hnsw:
             return None
@@ -391,7 +391,7 @@ class Scale:
         return report
 
     def close(self) -> None:
-        from memory_search.database import EmbeddedServer
+        from memory_search.storage.database import EmbeddedServer
 
         if self.owned:
             EmbeddedServer(self.settings.data_dir).stop()

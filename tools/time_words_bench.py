@@ -63,7 +63,7 @@ PARSE_QUERIES = {
 
 FIRST_CODE = """
 import datetime, sys, time
-from memory_search.timewords import find_time
+from memory_search.search.timewords import find_time
 query = sys.argv[1]
 started, started_cpu = time.perf_counter(), time.process_time()
 find_time(query, datetime.date(*%r))
@@ -89,7 +89,7 @@ def parse_ms(query: str, runs: int) -> tuple[list[float], list[float]]:
     `runs` times each."""
     import datetime
 
-    from memory_search.timewords import find_time
+    from memory_search.search.timewords import find_time
 
     today = datetime.date(*TODAY)
     find_time(query, today)  # raises on a parser that cannot read the query: reported as such
@@ -105,7 +105,7 @@ def parse_ms(query: str, runs: int) -> tuple[list[float], list[float]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="time_words_bench.py", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Measure the time-word parser (src/memory_search/timewords.py): the first find_time of a "
+        description="Measure the time-word parser (src/memory_search/search/timewords.py): the first find_time of a "
                     "fresh process, for queries with and without time words (median over fresh processes), and "
                     "one find_time of a 2,000-character query in a warm process (median of --runs calls, wall "
                     "and CPU time), Japanese, English and mixed, prose and date-only text. Times are "

@@ -9,8 +9,8 @@ Importing the package is cheap: the names below load their modules on first use.
 
 __all__ = ["open", "Memories", "Filters", "Settings", "Record", "Hit", "MemorySearchError"]
 
-_WHERE = {"open": "api", "Memories": "api", "Filters": "filters", "Settings": "config", "Record": "records",
-          "Hit": "retrieval", "MemorySearchError": "errors"}
+_WHERE = {"open": "api", "Memories": "api", "Filters": "search.filters", "Settings": "config",
+          "Record": "directory.records", "Hit": "search.retrieval", "MemorySearchError": "errors"}
 
 
 def __getattr__(name):

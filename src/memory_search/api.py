@@ -16,8 +16,9 @@ import os
 from pathlib import Path
 
 from .config import Settings
-from .filters import Filters
-from .memories import relative_path, require_directory
+from .errors import MemoryNotFound, MemorySearchError, PathOutside, UsageError
+from .search.filters import Filters
+from .directory.files import relative_path, require_directory
 
 
 def open(settings: Settings | None = None, /, warn=None, resources=None, **overrides) -> "Memories":  # noqa: A001
@@ -26,6 +27,58 @@ def open(settings: Settings | None = None, /, warn=None, resources=None, **overr
     resources: a resources.Resources shared with other calls (servers); by default this object's own."""
     settings = (settings or Settings.from_env()).with_overrides(**overrides)
     return Memories(settings, warn=warn, resources=resources)
+
+
+def semantic_cutoff() -> float:
+    """The relevance floor of the seed's semantic search (relevance.semantic_cutoff)."""
+    from .search.relevance import semantic_cutoff
+
+    return semantic_cutoff()
+
+
+# --- the database and its indexes, for the commands that look after them -------------------------
+
+def embedded_server(settings: Settings):
+    """The embedded PostgreSQL server of the settings' data folder (storage.database.EmbeddedServer)."""
+    from .storage.database import EmbeddedServer
+
+    return EmbeddedServer(settings.data_dir)
+
+
+def describe_database(url: str) -> str:
+    """A database URL to show: its host, port and name, never its password."""
+    from .storage.database import describe
+
+    return describe(url)
+
+
+def database_refusal(error: BaseException):
+    """The MemorySearchError a database's error means to a user (a role that may not read an index, say), or
+    None when it means nothing particular."""
+    from .storage.database import refusal
+
+    return refusal(error)
+
+
+def indexes(settings: Settings) -> list:
+    """Every memories index the database holds (storage.catalog.IndexEntry), from any machine."""
+    from .storage.catalog import indexes
+
+    return indexes(settings)
+
+
+def grant_read(settings: Settings, role: str, password: str | None, writers=()) -> list[str]:
+    """Let `role` read the memories indexes and nothing else; the statements run."""
+    from .storage.catalog import grant_read
+
+    return grant_read(settings, role, password, writers)
+
+
+def served(settings: Settings, prefix: str) -> Settings:
+    """The settings that read the index `prefix` another machine builds in the same database."""
+    from .storage.catalog import served
+
+    return served(settings, prefix)
 
 
 class Memories:
@@ -52,7 +105,7 @@ class Memories:
         """The best chunk of each matching record, best first (retrieval.Hits, a list of retrieval.Hit).
 
         time: read time words in the query as a date window (see run); today: the date they count from."""
-        from .retrieval import SearchRequest
+        from .search.retrieval import SearchRequest
 
         return self.run(SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), dedupe=dedupe,
                                       min_score=min_score, rerank=self._rerank(rerank), time=time, today=today))
@@ -62,10 +115,24 @@ class Memories:
 
         Time words in the query ("先週", "yesterday") restrict it to their dates, undated records left out;
         when nothing dated there matches, the hits are those of the query as it was, from any date, and
-        `hits.window.inside` is False."""
-        from .retrieval import search_in_time
+        `hits.window.inside` is False. With auto-indexing on (Settings.auto_index), a missing index is built
+        and one behind the newest records caught up, in the background (indexing/auto.py)."""
+        from dataclasses import replace
 
-        return search_in_time(request, self._run)
+        from .indexing.auto import searching
+        from .search.retrieval import search_in_time
+
+        if request.rerank is None:
+            request = replace(request, rerank=self._rerank(None))
+        return searching(self.settings, lambda: search_in_time(request, self._run), self.warn, self.status,
+                         self.behind)
+
+    def warm_up(self) -> None:
+        """Load the model and open a connection now, so that the first real search is as fast as the next ones:
+        what a long-running process does when it starts. Changes nothing and starts no index run."""
+        from .search.retrieval import SearchRequest, search_in_time
+
+        search_in_time(SearchRequest(query="warm up", top=1, rerank=self._rerank(None)), self._run)
 
     def _run(self, request) -> list:
         early = self._embed_early(request)
@@ -107,7 +174,7 @@ class Memories:
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:
         """The records nearest in meaning to the memory at `path` (absolute, or relative to the directory)."""
-        from .retrieval import SearchRequest
+        from .search.retrieval import SearchRequest
 
         request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
         return self._reconnecting(lambda: self._searcher("semantic", False).similar(self.filename(path), request))
@@ -115,13 +182,13 @@ class Memories:
     def related(self, path: str, *, top: int = 10, filters: Filters | None = None) -> list:
         """What the memory at `path` links to, what links to it, and what is nearest in meaning
         (list of related.Related), linked records first."""
-        from .related import related
+        from .search.related import related
 
         return related(self, self.filename(path), top=top, filters=filters or Filters())
 
     def graph(self) -> dict:
         """Every indexed memory as a node and every resolved link between two of them as an edge."""
-        from .links import graph
+        from .search.related import graph
 
         return graph(self.connection, self.root)
 
@@ -130,8 +197,7 @@ class Memories:
     def read(self, path: str, start_line: int = 1, end_line: int | None = None, limit: int | None = None):
         """Lines of the memory at `path` (reading.Passage): the one safe way to open a file a client names.
         limit: the most characters returned (default reading.READ_LIMIT)."""
-        from .errors import MemoryNotFound
-        from .reading import READ_LIMIT, read
+        from .directory.reading import READ_LIMIT, read
 
         if self.settings.remote:
             raise MemoryNotFound(f"the memories of this index are on another machine ({self.root}): read {path} there")
@@ -140,14 +206,12 @@ class Memories:
 
     def document(self, path: str):
         """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
-        from .document import document
+        from .search.document import document
 
         return document(self, path)
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""
-        from .errors import MemoryNotFound, PathOutside, UsageError
-
         if not str(path).strip():
             raise UsageError("the path is empty: give a memory's path")
         relative = relative_path(Path(path).expanduser(), self.root)
@@ -169,7 +233,7 @@ class Memories:
         """The newest records by date folder and file name (list of records.Record); no database.
         since/until: dates (or their text: YYYY-MM-DD, 先週, yesterday...), both inclusive."""
         from . import params
-        from .recent import list_recent
+        from .directory.recent import list_recent
 
         dates = params.check({"since": since, "until": until})
         return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=dates["since"],
@@ -178,29 +242,54 @@ class Memories:
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of
         them by default, superseded records included."""
-        from .export import chunks
+        from .search.export import chunks
 
         return chunks(self.connection, self.root, filters or Filters(include_superseded=True), with_vectors)
+
+    def write_export(self, output_format: str, to, filters: Filters | None = None, with_vectors: bool = False) -> int:
+        """Write export()'s chunks as jsonl, json or csv to `to`: a text stream, or a file name (a new file, or
+        a regular one replaced once complete); how many were written."""
+        from .search.export import write, write_file
+
+        chunks = self.export(filters, with_vectors)
+        return write_file(chunks, output_format, to) if isinstance(to, str) else write(chunks, output_format, to)
+
+    def log_search(self, query: str, filters: Filters, top: int, mode: str | None, results: int,
+                   milliseconds: float) -> str | None:
+        """Append a search to the search log when the settings keep one (search/log.py); a warning when it
+        could not be written (the search itself never fails for it)."""
+        from .search import log
+
+        if self.settings.search_log is None:
+            return None
+        item = log.entry(query, filters, top, results, milliseconds, mode)
+        return log.append(self.settings.search_log, self.root, item)
+
+    def search_summary(self) -> dict:
+        """The search log summed up: how many searches, how fast, and what found nothing; no database."""
+        from .search.log import summarize
+
+        return summarize(self.settings.state_dir / "searches.jsonl")
 
     # --- the index -----------------------------------------------------------------------------
 
     def status(self) -> dict:
         """What the index holds and how far it is behind the directory: what stats.py prints."""
-        from .status import index_status
+        from .indexing.status import index_status
 
         return self._reconnecting(lambda: index_status(self.connection, self.settings))
 
     def progress(self) -> dict:
         """Whether an indexer is at work on the index now and how far it got, and when the last run ended:
         {"building", "progress", "last_indexed_at"} (run_progress.py); a cheap look, for polling."""
-        from .status import index_progress
+        from .indexing.status import index_progress
 
         return index_progress(self.connection, self.settings)
 
     def verify(self):
         """Check every file, chunk, posting, frequency, vector and count against the directory
         (verify.Verification); changes nothing."""
-        from .verify import verify
+        from .indexing.verify import verify
 
         require_directory(self.root, self.settings.missing_memories())
         return verify(self.connection, self.settings)
@@ -208,9 +297,9 @@ class Memories:
     def behind(self) -> bool:
         """Whether the index lacks or holds an older version of one of the newest dated records (a cheap look at
         the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
-        from .layouts import layout_for
-        from .recent import newest_files
-        from .schema import find_index
+        from .search.layouts import layout_for
+        from .directory.recent import newest_files
+        from .storage.schema import find_index
 
         newest = newest_files(self.root) if not self.settings.remote else {}
         if not newest:
@@ -221,15 +310,22 @@ class Memories:
 
     def plan(self, include=None, exclude=None):
         """How the directory differs from the index (indexer.Plan), changing nothing."""
-        from .indexer import Indexer
+        from .indexing.indexer import Indexer
 
         return Indexer(self.settings, include, exclude).plan(self.connection)
+
+    def index_in_background(self) -> bool:
+        """Start an index run of the directory in a detached process, unless one was started within a minute;
+        True when it was started now."""
+        from .indexing.auto import start
+
+        return start(self.settings)
 
     def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
         """Bring the index up to date (indexer.IndexStats); only new and changed files are read.
 
         include/exclude (globs) replace the selection the index remembers; None keeps it."""
-        from .indexer import Indexer
+        from .indexing.indexer import Indexer
 
         return Indexer(self.settings, include, exclude, progress, embedders=self.embedders).run(rebuild=rebuild,
                                                                                                wait=wait)
@@ -238,7 +334,7 @@ class Memories:
               should_stop=lambda: False, on_problem=None) -> None:
         """Index now, then again whenever the directory changes, until should_stop() is true. A directory that
         goes away or out of reach meanwhile is told to on_problem (raised without one) and watched until back."""
-        from .indexer import watch
+        from .indexing.indexer import watch
 
         watch(self.settings, include, exclude, on_run=on_run, progress=progress, should_stop=should_stop,
               embedders=self.embedders, on_problem=on_problem)
@@ -248,7 +344,7 @@ class Memories:
     @property
     def connection(self):
         """A read-only connection, opened (or taken from the shared pool) on first use and again when it broke."""
-        from .database import connect
+        from .storage.database import connect
 
         if not self.settings.remote:
             require_directory(self.root, self.settings.missing_memories())
@@ -284,8 +380,7 @@ class Memories:
         None. Loading the model and embedding run in C without the interpreter's lock, so a cold start
         overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
         from .embedding import choose_spec, provider
-        from .errors import MemorySearchError
-        from .retrieval import Background, leading_part
+        from .search.retrieval import Background, leading_part
 
         query = request.query  # no longer than the limit: a SearchRequest cannot be
         if not isinstance(query, str) or not query.strip():
@@ -303,9 +398,9 @@ class Memories:
 
     def _searcher(self, mode: str | None, rerank: bool):
         from .embedding import choose_spec, reranker
-        from .layouts import layout_for
-        from .retrieval import Searcher
-        from .schema import find_index
+        from .search.layouts import layout_for
+        from .search.retrieval import Searcher
+        from .storage.schema import find_index
 
         conn = self.connection
         info = find_index(conn, self.root, self.settings.table)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from .errors import UsageError, first_line
 
 DEFAULT_MEMORIES_DIR = "/Volumes/memory"
 
@@ -137,3 +141,56 @@ def _read_dotenv(path: Path) -> dict[str, str]:
         return {key: value for key, value in dotenv_values(path, encoding="utf-8").items() if value is not None}
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
+
+
+# --- the named indexes a server serves ----------------------------------------------------------
+
+def config_dir(env=None) -> Path:
+    """The configuration folder: $XDG_CONFIG_HOME/memory-search (databases.json, the server's endpoint)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".config")
+    return Path(base) / "memory-search"
+
+
+def now() -> str:
+    """The time now, ISO 8601 UTC, to the second: when a db was registered."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Database:
+    """A named index a server serves (a "db"): a memories directory's, or one another machine builds."""
+
+    name: str
+    memories_dir: Path | None  # None: an index whose memories are on another machine (`index`)
+    created_at: str  # when it was registered, ISO 8601 UTC
+    settings: Settings | None = None  # set when loaded
+    index: str | None = None  # the prefix of an index another machine builds (db.py indexes lists them)
+
+    @classmethod
+    def of(cls, name: str, index: str, directory: str, created: str) -> "Database":
+        if index:
+            return cls(name, None, created, index=index)
+        return cls(name, Path(os.path.abspath(os.path.expanduser(directory))), created)
+
+
+def databases_file(path: Path, started: str) -> dict[str, Database]:
+    """The dbs databases.json registers, by name: {"databases": [{"db": NAME, "memories_dir": DIR | "index":
+    PREFIX, "createAt": WHEN}, ...]}; none when the file is missing, UsageError when it cannot be used."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        document = {}
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read {path} ({first_line(error)}): fix or remove it") from None
+    entries = document.get("databases", []) if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise UsageError(f'{path}: expected {{"databases": [{{"db": NAME, "memories_dir": DIR}}, ...]}}')
+    databases = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("db") or not (entry.get("memories_dir") or entry.get("index")):
+            raise UsageError(f"{path}: every entry needs db and memories_dir or index (got {entry!r})")
+        databases[str(entry["db"])] = Database.of(str(entry["db"]), str(entry.get("index") or ""),
+                                                  str(entry.get("memories_dir") or ""),
+                                                  str(entry.get("createAt") or started))
+    return databases

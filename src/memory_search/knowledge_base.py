@@ -1,6 +1,6 @@
 """Knowledge bases: indexes of documents handed over by a host (a chat bot), not read from a directory.
 
-Each knowledge base is one managed index of its own (index_writer's tables under its own prefix),
+Each knowledge base is one managed index of its own (storage/writer.py's tables under its own prefix),
 created and dropped whole. A document is what a file is to a memories index: its chunks are replaced
 in one transaction, its metadata sits in the frontmatter column so `where` filters run in SQL, and it
 is searched by the same pipeline as the memories, with the same fusion and filters."""
@@ -14,18 +14,22 @@ from pathlib import Path, PurePosixPath
 
 from psycopg import sql
 
-from . import index_writer as writer
-from . import ingest, schema
+from .indexing import pipeline
+from .storage import schema, writer
 from .config import Settings
-from .database import connect
+from .storage.database import connect
 from .embedding import Embedder, ModelSpec, choose_spec, is_known
 from .errors import IndexMismatch, IndexMissing, UsageError
-from .filters import Filters, where_conditions
-from .layouts import ManagedLayout
-from .memories import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
-from .records import make_record
+from .search.filters import Filters, where_conditions
+from .search.layouts import ManagedLayout
+from .directory.files import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
+from .directory.records import make_record
 from .resources import Resources
-from .retrieval import Hit, SearchRequest, Searcher, search_in_time
+from .search.retrieval import Hit, SearchRequest, Searcher, check_query_length, search_in_time
+
+# What a host's adapter (integrations/langbot) uses: this module is its door to the library.
+__all__ = ["KnowledgeBase", "Document", "decode_document", "tables_for", "BadMemory", "ModelSpec",
+           "check_query_length", "DEFAULT_CHUNK_SIZE", "DEFAULT_CHUNK_OVERLAP"]
 
 DEFAULT_CHUNK_SIZE = 500  # characters, as LangBot's knowledge engines default to
 DEFAULT_CHUNK_OVERLAP = 50
@@ -133,18 +137,18 @@ class KnowledgeBase:
         data = document.text.encode("utf-8")
         state = writer.FileState(hashlib.sha256(data).hexdigest(), len(data), 0)
         try:
-            item = ingest.prepare(replace(memory, record=record), state, chunk_size, chunk_overlap, links=False)
+            item = pipeline.prepare(replace(memory, record=record), state, chunk_size, chunk_overlap, links=False)
         except BadMemory as reason:
             raise BadMemory(f"{document.file_name}: {reason}") from None
         with connect(self.settings, read_only=False) as conn:
             spec = self._spec(self._require(conn))
             with self._locked(conn):
                 self._require(conn)  # dropped meanwhile: write nothing
-                _, refused = ingest.write(conn, self.tables, spec, [item])
+                _, refused = pipeline.write(conn, self.tables, spec, [item])
                 if refused:
                     raise BadMemory(f"{document.file_name}: {refused[0].reason}")
-                ingest.embed_pending(conn, self.tables, spec, self._embedder(spec))
-                ingest.finish(conn, self.tables, spec)
+                pipeline.embed_pending(conn, self.tables, spec, self._embedder(spec))
+                pipeline.finish(conn, self.tables, spec)
         return len(item.rows)
 
     def delete(self, document_id: str) -> bool:
@@ -156,7 +160,7 @@ class KnowledgeBase:
                                     (str(document_id),)).fetchone() is not None
                 if held:
                     writer.delete_files(conn, self.tables, [str(document_id)])
-                    ingest.finish(conn, self.tables, self._spec(self._require(conn)))
+                    pipeline.finish(conn, self.tables, self._spec(self._require(conn)))
         return held
 
     def documents(self) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """The request parameters every face accepts, each defined once: its type, range, default and meaning.
 
-The command-line options (faces/cli.py), the MCP tools' JSON Schemas (faces/mcp_server.py) and the HTTP
+The command-line options (faces/console.py), the MCP tools' JSON Schemas (faces/mcp_tools.py) and the HTTP
 query parsing (faces/http_api.py) are generated from these definitions, and the values they receive are
 checked here, so a bad value is refused with the same words everywhere; only the parameter's spelling
 differs (--since, since, ?since=), which each face puts where the message says PARAMETER.
@@ -14,10 +14,17 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .errors import PARAMETER as P, ParameterError, UsageError, require_text
-from .filters import SCOPES, Filters, parse_where, where_conditions
-from .recent import RECENT_KINDS
+from .search.filters import SCOPES, Filters, parse_where, where_conditions
+from .directory.recent import RECENT_KINDS
 
 MODES = ("hybrid", "semantic", "keyword")
+
+
+def require_query(query, name: str = "the query") -> str:
+    """A query a search can take, or UsageError when it is missing or blank; `name`: how the face calls it."""
+    if query is None or not require_text(query, name).strip():
+        raise UsageError(f"{name} is empty: give a few words to search for")
+    return query
 MAX_TOP = 100
 MAX_DATE_CHARS = 100  # a date's text (2026-11-20, 先週, the day before yesterday) is short; longer is no date
 
@@ -149,7 +156,7 @@ class Parameter:
 
 def _day_named(text: str, last: bool) -> dt.date | None:
     """The first (or, for an upper bound, the last) day of what time words alone name: 先週, last monday."""
-    from .timewords import find_time
+    from .search.timewords import find_time
 
     found = find_time(text, dt.date.today())
     if found is None or found.text.strip():
@@ -243,6 +250,13 @@ def from_texts(values: Mapping[str, list[str]], names) -> dict:
             parameter = PARAMETERS[name]
             raw[name] = tuple(texts) if parameter.kind == "texts" else parameter.from_text(texts[-1])
     return raw
+
+
+def knowledge_filters(workspace: str | None, metadata: Mapping[str, object]) -> Filters:
+    """The filters of the seed's knowledge_search: the workspace is a project, and each metadata field given
+    must hold its value."""
+    given = {field: value for field, value in metadata.items() if value is not None}
+    return Filters(project=workspace, where=where_conditions(given, "metadata") if given else ())
 
 
 def filters(values: Mapping[str, object], **defaults) -> Filters:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .hints import command
-from .records import text_or_none
+from .directory.records import text_or_none
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
@@ -275,3 +275,10 @@ def verification_text(result) -> str:
     lines.extend(f"  problem: {_line(problem.text())}" for problem in result.problems)
     lines.extend(f"  repair: {command}" for command in result.repairs)
     return "\n".join(lines)
+
+
+def marks(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the words of `text` that the query's words match stand in it, to highlight (snippets.marks)."""
+    from .search.snippets import marks
+
+    return marks(text, query)

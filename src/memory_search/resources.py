@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from .config import Settings
-from .database import ConnectionPool
+from .storage.database import ConnectionPool
 from .embedding import Embedders
 
 CONNECTIONS = 4  # read-only connections open at once, and so calls reading the database at once

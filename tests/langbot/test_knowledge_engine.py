@@ -245,7 +245,7 @@ def test_time_words_in_odd_letters_are_read_and_a_window_after_its_end_is_refuse
 
 
 def test_a_stopped_database_fails_each_call_with_one_line_and_loses_nothing(env, tmp_path):
-    from memory_search.database import EmbeddedServer
+    from memory_search.storage.database import EmbeddedServer
 
     server = EmbeddedServer(tmp_path / "other-db")
     url = server.start()

@@ -1,289 +1,19 @@
-"""Command-line entry points: parse, call the library, render, map errors to exit codes.
-
-Every command writes through the Console it is given (click's ctx.obj): the process's own streams,
-environment and working directory, or those of a request the warm helper runs (faces/helper.py). So
-the same command runs in a script's process or in the helper, and the library never reads either."""
+"""The commands of the scripts and of `memory-search`: parse, call the library, render, map errors to exit
+codes. The click plumbing they share (Console, command, option, run) is console.py's."""
 
 from __future__ import annotations
 
-import gc
 import os
-import sys
 import time
-from dataclasses import dataclass
-from typing import Mapping, TextIO
 
 import click
 
 from .. import params
-from ..config import DATABASE_ENVIRONMENT_HELP, ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
-from ..errors import MemorySearchError, ParameterError, UsageError, first_line, require_text
-from ..hints import command as hint
-from .outcomes import EXIT_FAILURE, EXIT_PARTIAL, EXIT_USAGE, exit_code
-
-def exit_codes_help(usage: str = "bad flag or value", missing: str | None = "the memories directory or the index is "
-                    "missing", failure: str = "database, embedding service, index mismatch", *more: str,
-                    success: str = "success, also when nothing matched") -> str:
-    """The Exit codes paragraph of a script's --help: what 0 to 3 mean for it, then `more` lines."""
-    lines = [f"  0  {success}", f"  1  runtime failure ({failure})", f"  2  usage error ({usage})"]
-    lines += [f"  3  {missing}"] if missing else []
-    return "\b\nExit codes:\n" + "\n".join([*lines, *more, "  130  interrupted"])
-
-
-EXIT_CODES_HELP = exit_codes_help("bad flag, empty query, --top outside 1..100")
-PATH_EXIT_CODES_HELP = exit_codes_help("bad flag, a path outside the memories directory",
-                                       "the memories directory or the index is missing, or the memory is not indexed")
-
-
-@dataclass
-class Console:
-    """Where one run of a command reads and writes: this process's streams, environment and working
-    directory, or a helper request's."""
-
-    stdout: TextIO
-    stderr: TextIO
-    environ: Mapping[str, str]
-    cwd: str
-    resources: object | None = None  # resources.Resources shared by the helper's requests
-    prog: str = "memory-search"
-    columns: int | None = None  # the terminal's width, for --help
-
-    @classmethod
-    def of_process(cls, prog: str) -> "Console":
-        try:
-            cwd = os.getcwd()
-        except OSError:
-            cwd = "/"
-        return cls(sys.stdout, sys.stderr, os.environ, cwd, prog=prog)
-
-    def out(self, text: str = "") -> None:
-        try:
-            self.stdout.write(text + "\n")
-        except BrokenPipeError:
-            raise
-        except OSError as error:  # a full disk under a redirected output
-            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
-
-    def flush(self) -> None:
-        """Write out what is buffered, where a failure can still be reported."""
-        try:
-            self.stdout.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise MemorySearchError(f"cannot write the output ({error.strerror or first_line(error)})") from None
-
-    def err(self, text: str) -> None:
-        self.stderr.write(text + "\n")
-        self.stderr.flush()
-
-    def warn(self, message: str) -> None:
-        self.err(f"{self.prog}: warning: {message}")
-
-    def absolute(self, path: str) -> str:
-        """A path given on the command line, relative to this run's working directory."""
-        return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path)))
-
-    def settings(self, memories: str | None = None, table: str | None = None, daemon: bool | None = None) -> Settings:
-        if memories is not None and not memories.strip():
-            raise UsageError("--memories is empty: give the memories directory")
-        require_text(memories, "--memories")
-        settings = Settings.from_env(self.environ, self.cwd)
-        settings = settings.with_overrides(memories_dir=self.absolute(memories) if memories else None, table=table)
-        return settings if daemon is None else settings.with_overrides(daemon=daemon)
-
-    def open(self, settings: Settings, warn=None):
-        """The library object a command works with: over the helper's shared resources when there are some."""
-        from ..api import Memories
-
-        return Memories(settings, warn=warn, resources=self.resources)
-
-    def memory_path(self, path: str, settings: Settings) -> str:
-        """A memory's path as the user gave it: relative to the working directory when it exists there, else
-        to the memories directory."""
-        if path.strip() and not os.path.isabs(os.path.expanduser(path)):
-            here = self.absolute(path)
-            if os.path.exists(here):
-                return here
-        return path
-
-    @property
-    def debug(self) -> bool:
-        return (self.environ.get("MEMORIES_DEBUG") or "0").strip() not in ("", "0")
-
-
-class _HelpToConsole:
-    """--help written to the run's Console rather than to the process's stdout."""
-
-    def get_help_option(self, ctx):
-        names = self.get_help_option_names(ctx)
-        if not names or not self.add_help_option:
-            return None
-        if self._help_option is None:
-            def show(ctx, param, value):
-                if value and not ctx.resilient_parsing:
-                    console = ctx.find_object(Console)
-                    (console.stdout if console else sys.stdout).write(ctx.get_help() + "\n")
-                    ctx.exit()
-
-            self._help_option = click.Option(names, is_flag=True, expose_value=False, is_eager=True,
-                                             help="Show this message and exit.", callback=show)
-        return self._help_option
-
-
-class Command(_HelpToConsole, click.Command):
-    pass
-
-
-class Group(_HelpToConsole, click.Group):
-    pass
-
-
-def command(examples: str, environment: str = ENVIRONMENT_HELP, exit_codes: str = EXIT_CODES_HELP):
-    """A click command whose --help ends with examples, environment variables and exit codes."""
-    epilog = "\b\nExamples:\n" + examples + "\n\n" + environment + "\n\n" + exit_codes
-    return click.command(cls=Command, epilog=epilog, context_settings={"help_option_names": ["-h", "--help"]})
-
-
-def option(name: str, **overrides):
-    """The click option of a request parameter (params.PARAMETERS), with its help in this command's words."""
-    parameter = params.PARAMETERS[name]
-    settings: dict = {"help": overrides.pop("help", parameter.help)}
-    if parameter.metavar:
-        settings["metavar"] = parameter.metavar
-    if parameter.kind == "choice":
-        settings.update(type=click.Choice(list(parameter.choices)))
-        if parameter.default is not None:
-            settings.update(default=parameter.default, show_default=True)
-    elif parameter.kind == "integer":
-        settings["type"] = click.IntRange(parameter.minimum, parameter.maximum)
-        if parameter.default is not None and name != "start_line":
-            settings.update(default=parameter.default, show_default=True)
-    elif parameter.kind == "number":
-        settings["type"] = float
-    elif parameter.kind == "boolean" and parameter.default:
-        settings.update(default=True)
-        return click.option(f"{parameter.cli}/--no-{parameter.cli[2:]}", name, **{**settings, **overrides})
-    elif parameter.kind == "boolean":
-        settings["is_flag"] = True
-    elif parameter.kind == "texts":
-        settings["multiple"] = True
-    settings.update(overrides)
-    return click.option(parameter.cli, name, **settings)
-
-
-def options(*decorators):
-    """Several click options as one decorator, listed in --help in the order given."""
-    def apply(function):
-        for decorator in reversed(decorators):
-            function = decorator(function)
-        return function
-    return apply
-
-
-def checked(values: dict, names) -> dict:
-    """The parameters' values as params checks them; a bad one is a usage error naming the option."""
-    try:
-        return params.check({name: values.get(name) for name in names}, names)
-    except ParameterError as error:
-        raise UsageError(error.spelled(params.PARAMETERS[error.parameter].cli)) from None
-
-
-def run(command: click.Command, prog: str, args=None, console: Console | None = None, start_helper: str = "",
-        exits: bool = True) -> int:
-    """Run a click command with one-line errors and the documented exit codes.
-
-    start_helper: no warm helper answered this call; start one for the next ("start"), or one that replaces
-    the helper that did not answer ("replace"): client.answer's word.
-    exits: end the process with the exit code (False in the helper and in tests, which run many)."""
-    console = console or Console.of_process(prog)
-    console.prog = prog
-    code = EXIT_FAILURE
-    try:
-        code = command.main(args=args, prog_name=prog, standalone_mode=False, obj=console,
-                            terminal_width=console.columns)
-        console.flush()
-    except click.exceptions.Exit as done:
-        code = done.exit_code
-    except click.UsageError as error:
-        code = _fail(console, f"{error.format_message()} (see {prog} --help)", EXIT_USAGE)
-    except ParameterError as error:
-        known = params.PARAMETERS.get(error.parameter)
-        code = _fail(console, error.spelled(known.cli) if known else str(error), EXIT_USAGE)
-    except MemorySearchError as error:
-        code = _fail(console, str(error), exit_code(error))
-    except (KeyboardInterrupt, click.Abort):
-        code = _fail(console, "interrupted", 130)
-    except BrokenPipeError:
-        code = 0
-        if exits:
-            sys.stderr.close()
-    except Exception as error:  # last resort: still one line, never a traceback
-        if console.debug:
-            raise
-        code = _fail(console, _describe_unexpected(error), EXIT_FAILURE)
-    code = code if isinstance(code, int) else 0
-    if start_helper and code == 0:  # after the output, so its start-up does not slow this call; not for a
-        from . import helper        # run that failed (no index, say): the next call would fail the same way
-
-        helper.start_in_background(warm=prog == "search.py", replace=start_helper == "replace")
-    if exits:
-        _settle_output()
-        gc.freeze()  # spare the collector its pass over every object at shutdown: 30 ms of a short search
-        sys.exit(code)
-    return code
-
-
-def _settle_output() -> None:
-    """Output that could not be written (a full disk) is dropped, so the interpreter's last flush does not fail
-    again with a traceback and another exit code; the failure was reported."""
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):
-            pass
-
-
-def _describe_unexpected(error: Exception) -> str:
-    if type(error).__module__.startswith("psycopg"):  # without importing psycopg on the way here
-        from ..database import refusal
-
-        if refusal(error) is not None:
-            return str(refusal(error))
-        if type(error).__name__ in ("OperationalError", "AdminShutdown", "ConnectionTimeout"):
-            return (f"PostgreSQL went away ({first_line(error)}): check that it runs "
-                    f"(`{hint('db', 'status')}`, or your MEMORIES_DATABASE_URL server) and try again")
-        return f"PostgreSQL refused the request ({first_line(error)})"
-    return f"unexpected {type(error).__name__}: {first_line(error)} (set MEMORIES_DEBUG=1 for a traceback)"
-
-
-def _fail(console: Console, message: str, code: int) -> int:
-    console.err(f"{console.prog}: error: {_masked(console, message)}")
-    return code
-
-
-def _masked(console: Console, message: str) -> str:
-    """Never print a secret: the configured ones by value, any password, token or key by its shape."""
-    from ..errors import mask_secrets
-
-    try:
-        settings = Settings.from_env(console.environ, console.cwd)
-        known = (settings.voyage_api_key, settings.database_url)
-    except Exception:  # masking must not fail; the shapes are still masked
-        known = ()
-    return mask_secrets(message, *known)
-
-
-memories_option = click.option("--memories", "memories", metavar="DIR",
-                               help="memories directory (default: $MEMORIES_DIR)")
-table_option = click.option("--table", help="read this table (default: $MEMORIES_TABLE, the managed index, then "
-                                            "CocoIndex's)")
-format_option = click.option("--format", "output", type=click.Choice(["markdown", "json"]), default="markdown",
-                             show_default=True)
+from ..config import DATABASE_ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
+from ..errors import UsageError
+from .console import (PATH_EXIT_CODES_HELP, Command, Console, Group, checked, command, exit_codes_help,
+                      format_option, memories_option, option, options, run, table_option)
+from .outcomes import EXIT_FAILURE, EXIT_PARTIAL
 
 
 def _filter_options(where_help: str):
@@ -329,34 +59,24 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     Prints the best chunk of each matching file, best first, as Markdown or JSON.
     A snippet is a lead: read the file before quoting it."""
     from ..render import hits_json, hits_markdown, window_text
-    from ..retrieval import SearchRequest
-    from . import indexing
 
-    if not require_text(query, "the query").strip():
-        raise UsageError("the query is empty: give a few words to search for")
+    params.require_query(query)
     values = checked(given, ("top", "mode", "min_score", "time", *params.FILTER_NAMES))
     settings = console.settings(memories, table, daemon=False if no_daemon else None)
-    request = SearchRequest(query=query, top=values["top"], mode=values["mode"], filters=params.filters(values),
-                            dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
-                            rerank=bool(settings.voyage_api_key) if rerank is None else rerank)
+    filters = params.filters(values)
     started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
-        hits = indexing.searching(settings, lambda: memories_.run(request), console.warn, memories_.status)
-        indexing.catch_up(settings, memories_.behind)
+        hits = memories_.search(query, top=values["top"], mode=values["mode"], filters=filters,
+                                dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
+                                rerank=rerank)
     if hits.window is not None:
         console.err(f"{console.prog}: note: {window_text(hits.window)} (--no-time searches every date)")
     if settings.search_log is not None:
-        _log_search(console, settings, request, len(hits), (time.perf_counter() - started) * 1000)
+        warning = memories_.log_search(query, filters, values["top"], values["mode"], len(hits),
+                                       (time.perf_counter() - started) * 1000)
+        if warning:
+            console.warn(warning)
     console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
-
-
-def _log_search(console: Console, settings: Settings, request, results: int, milliseconds: float) -> None:
-    from .. import search_log
-
-    item = search_log.entry(request.query, request.filters, request.top, results, milliseconds, request.mode)
-    warning = search_log.append(settings.search_log, settings.memories_root, item)
-    if warning:
-        console.warn(warning)
 
 
 # --- similar -------------------------------------------------------------------------------------
@@ -478,7 +198,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
     one transaction, so a search never sees half a file and an interrupted run loses nothing
     already written. Progress goes to stderr on a terminal (or anywhere, with --progress)."""
-    from ..progress import Progress
+    from .progress import Progress
     from ..render import as_json as to_json, stats_text
 
     settings = console.settings(memories)
@@ -555,9 +275,7 @@ def stats_command(console: Console, as_json, verify, searches, memories):
     if verify and searches:
         raise UsageError("--verify and --searches are separate reports: give one")
     if searches:
-        from ..search_log import summarize
-
-        summary = summarize(settings.state_dir / "searches.jsonl")
+        summary = console.open(settings).search_summary()
         console.out(to_json(summary) if as_json else search_summary_text(summary))
         return None
     with console.open(settings) as library:
@@ -639,18 +357,13 @@ def export_command(console: Console, output_format, output, with_vectors, active
     the database, so memory stays flat however large the index. --output writes a new file,
     or replaces a regular one once complete; it never writes through a symlink, a FIFO or a
     device. The count goes to stderr."""
-    from ..export import write, write_file
-
     if active_only and include_superseded:
         raise UsageError("--active-only and --include-superseded contradict each other: give one")
     given["include_superseded"] = not active_only
     values = checked(given, params.FILTER_NAMES)
     with console.open(console.settings(memories)) as library:
-        chunks = library.export(params.filters(values), with_vectors)
-        if output and output != "-":
-            count = write_file(chunks, output_format, console.absolute(output))
-        else:
-            count = write(chunks, output_format, console.stdout)
+        to = console.absolute(output) if output and output != "-" else console.stdout
+        count = library.write_export(output_format, to, params.filters(values), with_vectors)
     console.err(f"exported {count} chunk(s)" + (f" to {output}" if output and output != "-" else ""))
 
 
@@ -677,13 +390,13 @@ def db_command():
 
 
 def _server(console: Console, action: str):
-    from ..database import EmbeddedServer, describe
+    from ..api import describe_database, embedded_server
 
     settings = Settings.from_env(console.environ, console.cwd)
     if settings.database_url and action != "status":
         console.err(f"{console.prog}: note: MEMORIES_DATABASE_URL/COCOINDEX_DATABASE_URL is set "
-                    f"({describe(settings.database_url)}); the embedded server is not used")
-    return EmbeddedServer(settings.data_dir)
+                    f"({describe_database(settings.database_url)}); the embedded server is not used")
+    return embedded_server(settings)
 
 
 @db_command.command("start", cls=Command)
@@ -698,10 +411,10 @@ def db_start(console: Console):
 def db_stop(console: Console):
     """Stop the embedded server and end the warm helpers, answering or not (their connections would break
     anyway)."""
-    from . import helper
+    from .helper_processes import stop
 
     server = _server(console, "stop")
-    helper.stop(console.environ)
+    stop(console.environ)
     console.out("stopped" if server.stop() else "not running")
 
 
@@ -720,7 +433,7 @@ def db_status(console: Console):
 def db_indexes(console: Console, as_json):
     """List the memories indexes in the database: each machine's index of each memories folder, with the
     prefix serve.py's --db NAME=index:PREFIX takes."""
-    from ..catalog import indexes
+    from ..api import indexes
     from ..render import as_json as to_json
 
     found = indexes(Settings.from_env(console.environ, console.cwd))
@@ -755,7 +468,7 @@ def db_grant_read(console: Console, role, password_file, writers):
     and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer
     role). An indexer role usually lacks CREATEROLE and the other indexers' privileges; the error then says
     which role must run it."""
-    from ..catalog import grant_read
+    from ..api import grant_read
 
     password = None
     if password_file:

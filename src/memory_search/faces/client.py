@@ -29,6 +29,7 @@ folder is ignored and no request is sent.
 import os
 import sys
 
+HELPED = ("search", "recent", "stats", "similar")  # the read-only scripts a warm helper may answer
 PROTOCOL = 2
 REPLY_MAGIC = b"memory-search-helper/2"
 ACCEPTED = REPLY_MAGIC + b" accepted\n"
@@ -38,7 +39,8 @@ STUCK = "stuck"  # what _exchange returns for a helper that accepts connections 
 MAX_REPLY_BYTES = 64 << 20
 MAX_SOCKET_PATH = 100  # bytes; a Unix socket address holds 108
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CODE_DIRS = ("", "faces", "embedding")  # the package's folders of modules, relative to PACKAGE_DIR
+# The package's folders of modules, relative to PACKAGE_DIR.
+CODE_DIRS = ("", "directory", "storage", "indexing", "search", "embedding", "faces")
 
 # What a run reads from the environment besides the configuration: sent with each request.
 PER_CALL = ("MEMORIES_DIR", "MEMORIES_TABLE", "MEMORIES_DEBUG", "MEMORIES_SETUP_HINT", "MEMORIES_AUTO_INDEX", "COLUMNS",

@@ -21,10 +21,11 @@ SCRIPT = PAGE.with_name("graph.js")  # the layout and drawing, shared with the k
 DEFAULT_DB = "default"
 
 
-def graph_routes(databases: Mapping[str, Settings], resources, answer) -> list:
+def graph_routes(databases: Mapping[str, Settings], resources, answer, query_values) -> list:
     """Starlette routes: GET /graph, /graph/graph.js, /graph/data.json?db=, /graph/related.json?db=&path=&top=.
 
-    answer(work) runs a request's work and turns a failure into the API's error response."""
+    answer(work) runs a request's work and turns a failure into the API's error response; query_values(request,
+    names) reads and checks a request's parameters (http_api.query_values)."""
     import anyio.to_thread
     from starlette.responses import FileResponse, JSONResponse
     from starlette.routing import Route
@@ -59,7 +60,6 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer) -> list:
 
     def related_list(memories, request) -> dict:
         from ..render import related_dict
-        from .http_api import query_values
 
         values = query_values(request, {"path": "path", "top": "top", "include_superseded": "include_superseded"})
         path = values["path"] or ""

@@ -11,12 +11,9 @@ socket is named by a hash of that configuration, and a request carrying another 
 Secrets reach it only through its own environment, inherited from the run that started it. Requests
 are handled concurrently, each on its own thread with a deadline for reading the request, so a client
 that stalls delays nobody; each request is acknowledged as soon as it is read (the handshake client.py
-waits for). Idle helpers exit; at most MAX_HELPERS run at once per user.
+waits for). Idle helpers exit; at most helper_processes.MAX_HELPERS run at once per user.
 
-Each helper writes its pid beside its socket (<name>.pid in the private folder). db.py stop, the cap on
-helpers and a helper replacing a stuck one end a helper by that pid, answering or not, once the process
-is seen to be ours: the pid file is a regular file of ours in our private folder, and the process runs
-as us with this module's command line."""
+Each helper writes its pid beside its socket, by which helper_processes.py finds and ends it."""
 
 from __future__ import annotations
 
@@ -24,24 +21,21 @@ import io
 import json
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from . import client
+from .helper_processes import STOP_GRACE, answers, end, evict_beyond_cap, own_helper_pid
 
 IDLE_SECONDS = 15 * 60
-MAX_HELPERS = 3  # per user: starting another stops the least recently used
 MAX_RUNNING = 4  # requests run at once, and so database connections held
 MAX_OPEN = 64  # connections accepted and not yet answered
 REQUEST_DEADLINE = 2.0  # seconds a client has to send its whole request
 SEND_DEADLINE = 10.0
 MAX_REQUEST_BYTES = 1 << 20
-STOP_GRACE = 3.0  # seconds a helper asked to stop has before it is killed
-MODULE = "memory_search.faces.helper"
-SCRIPTS = {"search": "search.py", "recent": "recent.py", "stats": "stats.py", "similar": "similar.py"}
+SCRIPTS = {name: f"{name}.py" for name in client.HELPED}
 
 
 def runtime_dir(environ=None) -> Path:
@@ -53,148 +47,6 @@ def socket_path(environ=None, cwd: str | None = None) -> Path:
     environ = os.environ if environ is None else environ
     identity = client.identity(environ, cwd or os.getcwd())
     return Path(client.folder_path(environ)) / client.socket_name(identity)
-
-
-# --- starting and stopping ----------------------------------------------------------------------
-
-def start_in_background(warm: bool = True, environ=None, replace: bool = False) -> None:
-    """Start a helper for this configuration, detached; it gives up at once if one already runs and answers.
-    replace: the one that runs did not answer; the new one ends it and takes its place."""
-    environment = dict(os.environ if environ is None else environ)
-    package_parent = str(Path(client.PACKAGE_DIR).parent)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
-    flags = [*(["--warm"] if warm else []), *(["--replace"] if replace else [])]
-    try:
-        subprocess.Popen([sys.executable, "-m", MODULE, *flags], env=environment, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        pass
-
-
-def stop(environ=None) -> bool:
-    """End every helper of this user (db.py stop: their connections would break anyway), answering or not:
-    each by its pid once it is seen to be ours; a socket with no helper of ours behind it is removed.
-    False when none ran."""
-    folder = client.private_folder(os.environ if environ is None else environ)
-    if not folder:
-        return False
-    folder = Path(folder)
-    ended = _end([pid for path in folder.glob("*.pid") if (pid := own_helper_pid(path)) is not None])
-    for path in [*folder.glob("*.sock"), *folder.glob("*.pid")]:  # what no helper of ours is behind any more
-        if own_helper_pid(path.with_suffix(".pid")) is None:
-            path.unlink(missing_ok=True)
-    return ended
-
-
-def own_helper_pid(pid_file: Path):
-    """The pid in `pid_file` when that process is a helper of ours, else None. The file must be a regular file
-    of this user's (in the private folder the caller checked); the process must run as this user with this
-    module's command line, so neither a planted file nor a reused pid makes us signal someone else."""
-    import stat
-
-    try:
-        status = os.lstat(pid_file)
-        if not stat.S_ISREG(status.st_mode) or status.st_uid != os.getuid() or status.st_size > 32:
-            return None
-        pid = int(pid_file.read_text(encoding="ascii").strip())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if pid <= 1 or pid == os.getpid():
-        return None
-    owner, arguments = _process(pid)
-    if owner != os.getuid() or arguments is None or MODULE not in arguments or _zombie(pid):
-        return None
-    return pid
-
-
-def _process(pid: int):
-    """(uid, command-line arguments) of a running process, (None, None) when there is none or it cannot be
-    read."""
-    try:
-        owner = os.stat(f"/proc/{pid}").st_uid
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return owner, [part.decode("utf-8", "replace") for part in handle.read().split(b"\0")]
-    except FileNotFoundError:
-        if os.path.isdir("/proc/self"):
-            return None, None  # /proc is there and the process is not
-    except OSError:
-        return None, None
-    try:  # no /proc (macOS, the BSDs): ps says who runs it and how
-        listed = subprocess.run(["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)], capture_output=True,
-                                text=True, timeout=5)
-        owner, _, command = listed.stdout.strip().partition(" ")
-        return int(owner), command.split()
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None, None
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _end(pids: list[int], grace: float = STOP_GRACE) -> bool:
-    """End these helpers: SIGTERM (and SIGCONT, so a stopped one receives it), then SIGKILL for those still
-    there after `grace` seconds. True when there were any."""
-    import signal
-
-    for pid in pids:
-        for number in (signal.SIGTERM, signal.SIGCONT):
-            try:
-                os.kill(pid, number)
-            except OSError:
-                pass
-    deadline = time.monotonic() + grace
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in pids:
-        if _alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-    deadline = time.monotonic() + grace
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return bool(pids)
-
-
-def _answers(path: Path) -> bool:
-    """Whether a helper listens at `path` and completes the handshake in time."""
-    reply = client._exchange(str(path), client.encode({"protocol": client.PROTOCOL, "ping": True}).encode() + b"\n",
-                             reply_timeout=client.HANDSHAKE_SECONDS)
-    return isinstance(reply, bytes) and reply.startswith(client.REPLY_MAGIC + b" pong")
-
-
-def _evict_beyond_cap(folder: Path, own: Path) -> None:
-    """End the least recently used helpers so that at most MAX_HELPERS run (a socket's mtime is its last use)."""
-    others = []
-    for path in folder.glob("*.sock"):
-        if path != own:
-            try:
-                others.append((path.stat().st_mtime, path))
-            except OSError:
-                pass
-    others.sort()
-    for _, path in others[:max(0, len(others) - (MAX_HELPERS - 1))]:
-        pid = own_helper_pid(path.with_suffix(".pid"))
-        if pid is not None:
-            _end([pid])
-        else:
-            path.unlink(missing_ok=True)  # no helper of ours behind it: a left-over
 
 
 # --- a request's output -------------------------------------------------------------------------
@@ -270,7 +122,7 @@ class Helper:
 
         try:
             with self.resources.open(Settings.from_env()) as memories:
-                memories.search("warm up", top=1)
+                memories.warm_up()
         except Exception:
             pass  # a wrong directory or an absent index: the first real request will say so
 
@@ -352,7 +204,8 @@ class Helper:
 
     def run(self, request: dict):
         """(exit code, _Output) of the script's command, or (None, None) on trouble."""
-        from . import cli
+        from .cli import COMMANDS
+        from .console import Console, run
 
         if not os.path.isdir(request["cwd"]):
             return None, None
@@ -363,12 +216,12 @@ class Helper:
             columns = int(environ.get("COLUMNS") or 0) or None
         except ValueError:
             columns = None
-        console = cli.Console(stdout=_Stream(output, "o", request["stdout"]["errors"], request["stdout"]["tty"]),
+        console = Console(stdout=_Stream(output, "o", request["stdout"]["errors"], request["stdout"]["tty"]),
                               stderr=_Stream(output, "e", request["stderr"]["errors"], request["stderr"]["tty"]),
                               environ=environ, cwd=request["cwd"], resources=self.resources, columns=columns)
         name = request["script"]
         try:
-            code = cli.run(cli.COMMANDS[name], SCRIPTS[name], args=request["argv"], console=console, exits=False)
+            code = run(COMMANDS[name], SCRIPTS[name], args=request["argv"], console=console, exits=False)
         except SystemExit as done:
             code = _exit_code(done.code, output)
         except BaseException:  # noqa: BLE001 - a helper's own failure: the caller runs in-process
@@ -469,7 +322,7 @@ def serve(idle_seconds: float = IDLE_SECONDS, warm: bool = False, replace: bool 
     # socket meanwhile runs in-process, rather than waiting out the handshake and taking this helper for stuck.
     helper = Helper(identity, path, idle_seconds)
     signal.signal(signal.SIGTERM, lambda *_: helper.stopping.set())  # db.py stop: finish what is under way
-    _evict_beyond_cap(folder, path)
+    evict_beyond_cap(folder, path)
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
@@ -506,11 +359,11 @@ def _lock(lock, path: Path, replace: bool) -> bool:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
     except OSError:
-        if not replace or _answers(path):
+        if not replace or answers(path):
             return False
     stuck = own_helper_pid(path.with_suffix(".pid"))
     if stuck is not None:
-        _end([stuck], grace=0.5)
+        end([stuck], grace=0.5)
     deadline = time.monotonic() + STOP_GRACE
     while time.monotonic() < deadline:
         try:

@@ -10,11 +10,9 @@ of a search run at once, each on its own read-only connection, through the same 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -25,9 +23,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from .. import params, relevance
-from ..config import Settings
+from .. import params
+from ..config import Database, Settings, config_dir, databases_file, now
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
+from ..api import semantic_cutoff
 from ..resources import Resources
 from .graph import graph_routes
 from .page import page_routes
@@ -38,79 +37,35 @@ DEFAULT_LIMIT, MAX_LIMIT = 10, params.MAX_TOP
 TARGETS = ("keyword", "semantic")
 WINDOW_HEADER = "X-Memory-Search-Window"  # the dates a query's time words named, with time=1
 CONNECTIONS = 4  # read-only connections open at once, across every db
-# The seed drops semantic hits under cosine 0.3 (its model's), a lenient cut of what is clearly unrelated.
-# On the relevance scale its counterpart is the largest floor that loses no right document of any
-# development set in semantic mode, cross-lingual ones included (relevance.json, tools/calibrate.py).
-SEMANTIC_CUTOFF = relevance.data()["semantic_cutoff"]
 # /api/search's extensions beyond the seed's db, q, limit and target: the filters, as search.py has them.
 SEARCH_EXTENSIONS = {"tag": "tags", **{name: name for name in params.FILTER_NAMES if name != "tags"}}
 
 
-def config_dir(env=None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".config")
-    return Path(base) / "memory-search"
-
-
-@dataclass
-class Database:
-    name: str
-    memories_dir: Path | None  # None: an index whose memories are on another machine (`index`)
-    created_at: str  # when it was registered, ISO 8601 UTC
-    settings: Settings | None = None  # set when loaded
-    index: str | None = None  # the prefix of an index another machine builds (db.py indexes lists them)
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def registered(settings: Settings, flags: tuple[str, ...] = (), config: Path | None = None) -> list[Database]:
     """The default db, then databases.json's entries, then --db flags (a later name replaces an earlier one)."""
-    started = _now()
+    started = now()
     databases = {DEFAULT_DB: Database(DEFAULT_DB, settings.memories_root, started)}
-    path = (config or config_dir()) / "databases.json"
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        document = {}
-    except (OSError, ValueError) as error:
-        raise UsageError(f"cannot read {path} ({first_line(error)}): fix or remove it") from None
-    entries = document.get("databases", []) if isinstance(document, dict) else None
-    if not isinstance(entries, list):
-        raise UsageError(f'{path}: expected {{"databases": [{{"db": NAME, "memories_dir": DIR}}, ...]}}')
-    for entry in entries:
-        if not isinstance(entry, dict) or not entry.get("db") or not (entry.get("memories_dir") or entry.get("index")):
-            raise UsageError(f"{path}: every entry needs db and memories_dir or index (got {entry!r})")
-        databases[str(entry["db"])] = _database(str(entry["db"]), str(entry.get("index") or ""),
-                                                str(entry.get("memories_dir") or ""),
-                                                str(entry.get("createAt") or started))
+    databases.update(databases_file((config or config_dir()) / "databases.json", started))
     for flag in flags:
         name, _, target = flag.partition("=")
         if not name or not target:
             raise UsageError(f"--db {flag!r}: use NAME=DIR or NAME=index:PREFIX")
         index = target.removeprefix("index:") if target.startswith("index:") else ""
-        databases[name] = _database(name, index, "" if index else target, started)
+        databases[name] = Database.of(name, index, "" if index else target, started)
     return list(databases.values())
-
-
-def _database(name: str, index: str, directory: str, created: str) -> Database:
-    if index:
-        return Database(name, None, created, index=index)
-    return Database(name, Path(os.path.abspath(os.path.expanduser(directory))), created)
 
 
 def load(settings: Settings, databases: list[Database], resources: Resources, warn) -> None:
     """Open every registered db whose directory and index exist and that this database role may read; the others
     stay registered only, each named with the reason. An `index` db is read from the index alone: its memories
     are on the machine that builds it."""
-    from ..database import refusal
+    from ..api import database_refusal as refusal
 
     for database in databases:
         try:
             chosen = _settings_of(settings, database)
             with resources.open(chosen) as memories:
-                memories.search("warm up", top=1)
+                memories.warm_up()
         except Exception as error:
             known = error if isinstance(error, MemorySearchError) else refusal(error)
             if known is None:
@@ -123,7 +78,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
 def _settings_of(settings: Settings, database: Database) -> Settings:
     if database.index is None:
         return settings.with_overrides(memories_dir=database.memories_dir)
-    from ..catalog import served
+    from ..api import served
 
     return served(settings, database.index)
 
@@ -223,7 +178,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                     with resources.open(database.settings) as memories:
                         hits = memories.search(query, top=limit, mode=branch, dedupe=False, filters=filters,
                                                time=read_time,
-                                               min_score=SEMANTIC_CUTOFF if branch == "semantic" else None)
+                                               min_score=semantic_cutoff() if branch == "semantic" else None)
                     windows.append(hits.window)
                     return hits
 
@@ -275,7 +230,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
         Route("/api/read", read, methods=["GET"]),
     ]
     routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
-                           answer)
+                           answer, query_values)
     routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                           answer, query_values, refresh)
     lifespan = None

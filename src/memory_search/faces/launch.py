@@ -7,18 +7,15 @@ as soon as it can start."""
 
 import sys
 
-HELPED = ("search", "recent", "stats", "similar")  # the read-only scripts a warm helper may answer
 NEEDS = {"serve": ("starlette", "uvicorn", "markdown_it"), "mcp_server": ("mcp",)}  # beyond the core dependencies
 
 
 def launch(script: str) -> None:
     """Run scripts/<script>.py: through the warm helper, else in this process."""
-    from . import environment
+    from . import client, environment
 
     start_helper = ""
-    if script in HELPED:
-        from . import client
-
+    if script in client.HELPED:
         start_helper = client.answer(script)  # exits here with a warm helper's answer
     if script == "mcp_server" and any(argument in ("-h", "--help") for argument in sys.argv[1:]):
         from .mcp_tools import HELP
@@ -41,4 +38,14 @@ def launch(script: str) -> None:
         from .serve_command import serve_command
 
         run(serve_command, "serve.py")
-    run(COMMANDS[script], f"{script}.py", start_helper=start_helper)
+    run(COMMANDS[script], f"{script}.py", after=lambda code: _start_helper(script, start_helper, code))
+
+
+def _start_helper(script: str, start_helper: str, code: int) -> None:
+    """No warm helper answered this call: start one for the next ("start"), or one that replaces the helper
+    that did not answer ("replace"): client.answer's word. Not after a run that failed (no index, say): the
+    next call would fail the same way."""
+    if start_helper and code == 0:
+        from .helper_processes import start_in_background
+
+        start_in_background(warm=script == "search", replace=start_helper == "replace")

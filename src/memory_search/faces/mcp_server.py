@@ -24,7 +24,6 @@ from pydantic import ConfigDict
 from .. import params
 from ..config import Settings
 from ..errors import IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
-from ..filters import Filters, where_conditions
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
 from .mcp_tools import HELP, INSTRUCTIONS, SERVER_NAME, TOOLS, schema
@@ -85,26 +84,20 @@ class Tools:
         return self.resources.open(self.settings)
 
     def search(self, query, **given):
-        from . import indexing
-
         values = params.check(given, ("top", *params.FILTER_NAMES, "time", "mode", "min_score"))
         notes = []
-        with self._open() as memories:
-            hits = indexing.searching(self.settings, lambda: memories.search(
-                query, top=values["top"], filters=params.filters(values), mode=values["mode"],
-                min_score=values["min_score"], time=values["time"]), notes.append, memories.status)
-            indexing.catch_up(self.settings, memories.behind)
+        with self.resources.open(self.settings, warn=notes.append) as memories:
+            hits = memories.search(query, top=values["top"], filters=params.filters(values), mode=values["mode"],
+                                   min_score=values["min_score"], time=values["time"])
         return [hit_dict(hit, window=hits.window) | ({"note": notes[0]} if notes else {}) for hit in hits]
 
     def refresh_index(self):
-        from . import indexing
-
-        started = indexing.start(self.settings)
-        try:
-            with self._open() as memories:
+        with self._open() as memories:
+            started = memories.index_in_background()
+            try:
                 status = memories.status()
-        except IndexMissing:
-            status = {"memories_dir": str(self.settings.memories_root), "files": 0, "chunks": 0}
+            except IndexMissing:
+                status = {"memories_dir": str(self.settings.memories_root), "files": 0, "chunks": 0}
         return {"started": started, "note": "index.py runs in the background: new and changed files become "
                                             "searchable by keywords within seconds, by meaning once embedded"
                 if started else "an index run started less than a minute ago is still at work", **status}
@@ -130,10 +123,9 @@ class Tools:
             return memories.read(path, start_line, end_line).text
 
     def knowledge_search(self, query, limit=10, workspace=None, **metadata):
-        given = {field: value for field, value in metadata.items() if value is not None}
-        conditions = where_conditions(given, "metadata") if given else ()
+        filters = params.knowledge_filters(workspace, metadata)
         with self._open() as memories:
-            hits = memories.search(query, top=limit, filters=Filters(project=workspace, where=conditions))
+            hits = memories.search(query, top=limit, filters=filters)
         return [knowledge_result(hit) for hit in hits]
 
 
@@ -308,7 +300,7 @@ def serve(settings: Settings) -> None:
     def warm_up():
         try:
             with resources.open(settings) as memories:
-                memories.search("warm up", top=1)
+                memories.warm_up()
         except MemorySearchError as error:  # no index yet: every call will say so
             sys.stderr.write(f"mcp_server.py: warning: {mask_secrets(str(error))}\n")
         except Exception:  # noqa: BLE001 - the first call reports what is wrong

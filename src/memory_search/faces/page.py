@@ -134,12 +134,11 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             return {"building": False, "progress": None, "last_indexed_at": None}
 
     def search(memories, name, request) -> dict:
-        from ..snippets import marks
+        from ..render import marks
 
         values = query_values(request, SEARCH_NAMES)
         query = values["query"]
-        if not query or not query.strip():
-            raise UsageError("q is required: give a few words to search for")
+        params.require_query(query, "q")
         started = time.perf_counter()
         hits = memories.search(query, top=values["top"], filters=params.filters(values))
         took = (time.perf_counter() - started) * 1000
@@ -187,9 +186,12 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             if settings.remote:
                 raise UsageError(f"the memories of db {name!r} are on another machine: its indexer keeps the "
                                  "index up to date")
-            from . import indexing
 
-            started = await anyio.to_thread.run_sync(indexing.start, settings)
+            def start():
+                with resources.open(settings) as memories:
+                    return memories.index_in_background()
+
+            started = await anyio.to_thread.run_sync(start)
             return json({"started": started})
 
         return await answer(work)

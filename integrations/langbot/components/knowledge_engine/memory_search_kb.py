@@ -24,11 +24,9 @@ from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, Ing
 
 try:  # imported now: the runtime puts the plugin's folder on sys.path only while it loads this module
     from memory_search.config import Settings
-    from memory_search.embedding import ModelSpec
     from memory_search.errors import EmbeddingFailed, MemorySearchError
-    from memory_search.knowledge_base import Document, KnowledgeBase, decode_document
-    from memory_search.memories import BadMemory
-    from memory_search.retrieval import check_query_length
+    from memory_search.knowledge_base import (BadMemory, Document, KnowledgeBase, ModelSpec, check_query_length,
+                                              decode_document)
 except ImportError as missing:
     raise ImportError(f"the memory_search library is missing ({missing}): install the package that "
                       "`make langbot-plugin` builds, which bundles it, or pip install memory-search "
@@ -195,7 +193,7 @@ def _entry(hit, mode: str) -> RetrievalResultEntry:
         "legs": hit.legs,  # each leg's rank and own score: cosine similarity, BM25
     }
     # score: the relevance score, the estimated probability (0..1) that the chunk answers the query, in every
-    # mode (memory_search/relevance.py); with a LangBot embedding model, which it is not fitted for, semantic
+    # mode (memory_search/search/relevance.py); with a LangBot embedding model, which it is not fitted for, semantic
     # scores are cosines and hybrid ones rank fusion (1.0 = first in both legs). distance = 1 - score.
     distance = 1.0 - hit.score
     return RetrievalResultEntry(id=f"{record.path}:{hit.chunk_index}",

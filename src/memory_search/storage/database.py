@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Settings
-from .errors import AccessDenied, DatabaseUnavailable, first_line, mask_secrets
-from .hints import command
+from ..config import Settings
+from ..errors import AccessDenied, DatabaseUnavailable, first_line, mask_secrets
+from ..hints import command
 
 CONNECT_TIMEOUT = 5
 STOP_SECONDS = 20  # for a fast shutdown before the server is ended by its pid

@@ -5,9 +5,9 @@ from __future__ import annotations
 from psycopg import sql
 
 from . import run_progress
-from .index_writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
-from .links import counts as link_counts
-from .schema import ManagedTables, no_index, read_meta
+from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
+from ..search.links import counts as link_counts
+from ..storage.schema import ManagedTables, no_index, read_meta
 
 LISTED = 20  # the stale files named, of each sort; the counts are in `pending`
 
@@ -92,7 +92,7 @@ def server_shortfalls(conn, tables: ManagedTables, embedded: int, dimension: int
     that mends it: pgvector without iterative index scans; on a configured server elsewhere (whose memory this
     machine cannot size) maintenance_work_mem below the vector graph and no parallel maintenance workers; and
     a vector index larger than shared_buffers."""
-    from .ingest import HNSW_MIN_CHUNKS
+    from .pipeline import HNSW_MIN_CHUNKS
 
     settings = dict(conn.execute(
         "SELECT name, setting::bigint * CASE unit WHEN '8kB' THEN 8192 WHEN 'kB' THEN 1024 ELSE 1 END "

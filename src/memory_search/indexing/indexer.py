@@ -8,18 +8,18 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import index_writer as writer
-from . import ingest
-from .config import Settings
-from .database import connect
-from .embedding import ModelSpec, choose_spec, make_embedder
-from .errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
-from .hints import command
-from .memories import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discover, out_of_reach, read_memory,
+from ..storage import writer
+from . import pipeline
+from ..config import Settings
+from ..storage.database import connect
+from ..embedding import ModelSpec, choose_spec, make_embedder
+from ..errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
+from ..hints import command
+from ..directory.files import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discover, out_of_reach, read_memory,
                        require_directory)
-from .records import record_date
+from ..directory.records import record_date
 from .run_progress import RunProgress
-from .schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
+from ..storage.schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
 
 REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
 
@@ -124,7 +124,7 @@ class Indexer:
     def _where_data(self) -> str:
         if self.settings.database_url:
             return ""
-        from .database import EmbeddedServer
+        from ..storage.database import EmbeddedServer
 
         return f" ({EmbeddedServer(self.settings.data_dir).pgdata})"
 
@@ -175,7 +175,7 @@ class Indexer:
                 # An index written before the statistics gained the per-script means gets them once.
                 if (stats.success or stats.deleted or stats.failed or rebuild
                         or "script_means" not in read_meta(conn, self.tables)):
-                    ingest.finish(conn, self.tables, spec, self._say)
+                    pipeline.finish(conn, self.tables, spec, self._say)
                 if rebuild:
                     writer.swap(conn, self.tables, self.live)
         except MemoriesMissing as error:  # the directory went away or out of reach during the run
@@ -248,7 +248,7 @@ class Indexer:
         indexed = plan.indexed
         todo = _newest_first(plan.new + plan.changed)
         self._run.start(len(todo))
-        batch: list[ingest.Prepared] = []
+        batch: list[pipeline.Prepared] = []
         for memory_file in todo:
             self._run.reading(memory_file.relpath)
             item = self._read(conn, memory_file, stats)
@@ -262,7 +262,7 @@ class Indexer:
                 self._advance(0)
                 continue
             batch.append(item)
-            if sum(len(pending.rows) for pending in batch) >= ingest.EMBED_BATCH:
+            if sum(len(pending.rows) for pending in batch) >= pipeline.EMBED_BATCH:
                 self._write(conn, spec, batch, stats)
                 batch = []
         if batch:
@@ -271,17 +271,17 @@ class Indexer:
         if writer.count_pending(conn, self.tables):
             embedder = self.embedder or (self.embedders.get(spec, self.settings) if self.embedders is not None
                                          else make_embedder(spec, self.settings))
-            done = ingest.embed_pending(conn, self.tables, spec, embedder, self._run)
+            done = pipeline.embed_pending(conn, self.tables, spec, embedder, self._run)
             stats.embedded += done.embedded
             stats.cached += done.cached
         return stats
 
-    def _read(self, conn, memory_file: MemoryFile, stats: IndexStats) -> ingest.Prepared | None:
+    def _read(self, conn, memory_file: MemoryFile, stats: IndexStats) -> pipeline.Prepared | None:
         """Read, parse, chunk and tokenize one file; any failure skips that file alone, with its reason."""
         try:
             memory, text = read_memory(memory_file)
-            state = writer.FileState(ingest.content_hash(text), memory_file.size, memory_file.mtime_ns)
-            return ingest.prepare(memory, state)
+            state = writer.FileState(pipeline.content_hash(text), memory_file.size, memory_file.mtime_ns)
+            return pipeline.prepare(memory, state)
         except UnreadableMemory as error:
             self._unreadable(conn, memory_file, error, stats)
         except BadMemory as reason:
@@ -314,9 +314,9 @@ class Indexer:
         writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
                                memory_file.mtime_ns, reason)
 
-    def _write(self, conn, spec: ModelSpec, batch: list[ingest.Prepared], stats: IndexStats) -> None:
-        written, refused = ingest.write(conn, self.tables, spec, batch)
-        stats.cached += ingest.cached_count(batch)
+    def _write(self, conn, spec: ModelSpec, batch: list[pipeline.Prepared], stats: IndexStats) -> None:
+        written, refused = pipeline.write(conn, self.tables, spec, batch)
+        stats.cached += pipeline.cached_count(batch)
         for failure in refused:  # a value PostgreSQL refuses: that file alone is skipped
             item = failure.item
             self._skip(conn, MemoryFile(item.record.path, item.record.relpath, item.state.size, item.state.mtime_ns),

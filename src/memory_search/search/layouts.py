@@ -17,12 +17,12 @@ from pathlib import Path
 
 from psycopg import sql
 
-from .embedding import vector_literal
+from ..embedding import vector_literal
 from .filters import Filters, matches, sql_conditions
-from .memories import read_record, relative_path
-from .records import Record
+from ..directory.files import read_record, relative_path
+from ..directory.records import Record
 from .retrieval import Candidate, KeywordResult
-from .schema import IndexInfo, check_versions, identifier
+from ..storage.schema import IndexInfo, check_versions, identifier
 
 BM25_K1, BM25_B = 1.2, 0.75
 POSTINGS_BUDGET = 20_000  # postings read per query at most, unless the rarest term alone has more

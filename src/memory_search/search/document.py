@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .memories import BadMemory, split_frontmatter
-from .records import Record, make_record
+from ..directory.files import BadMemory, split_frontmatter
+from ..directory.records import Record, make_record
 
 DOCUMENT_LIMIT = 1_000_000  # characters shown at most; read a larger memory in parts
 
@@ -26,9 +26,9 @@ class Document:
 
 def document(memories, path: str) -> Document:
     """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index."""
-    from .errors import MemorySearchError
+    from ..errors import MemorySearchError
     from .links import edges
-    from .schema import ManagedTables
+    from ..storage.schema import ManagedTables
 
     passage = memories.read(path, 1, None, limit=DOCUMENT_LIMIT)
     root = memories.root

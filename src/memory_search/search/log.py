@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
-from .errors import MemorySearchError
+from ..errors import MemorySearchError
 from .filters import Filters
 
 

@@ -9,7 +9,7 @@ import time
 
 from psycopg import sql
 
-from .schema import ManagedTables
+from ..storage.schema import ManagedTables
 
 KEY = "progress"
 EVERY = 0.5  # seconds between two writes: a run of many small files writes no more often than this
@@ -75,7 +75,7 @@ class RunProgress:
             return
         self._written = now
         self.state["updated_at"] = _now()
-        from .index_writer import write_meta
+        from ..storage.writer import write_meta
 
         write_meta(self.conn, self.tables, {KEY: json.dumps(self.state, ensure_ascii=False)})
 

@@ -15,9 +15,9 @@ from typing import Iterator
 
 from psycopg import sql
 
-from .errors import MemorySearchError, UsageError, first_line
+from ..errors import MemorySearchError, UsageError, first_line
 from .filters import Filters, sql_conditions
-from .schema import ManagedTables, no_index, read_meta
+from ..storage.schema import ManagedTables, no_index, read_meta
 
 FORMATS = ("jsonl", "json", "csv")
 FIELDS = ("path", "relpath", "kind", "title", "status", "tags", "project", "date", "chunk_index", "start_line",

@@ -3,7 +3,7 @@
 Two layouts are found by introspection:
 - `cocoindex`: the table the original's CocoIndex flow writes (id, filename, chunk_text, embedding);
 - `managed`: this project's tables `<prefix>__chunks|__files|__postings|__terms|__meta`, the same
-  columns and more (written by index_writer.py), and `<prefix>__links` (links.py).
+  columns and more (written by writer.py), and `<prefix>__links` (links.py).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 
 from psycopg import sql
 
-from .embedding import ModelSpec
-from .chunking import CHUNKER_VERSION
-from .errors import IndexMismatch, IndexMissing, UsageError
-from .hints import command
-from .tokens import TOKENIZER_VERSION
+from ..embedding import ModelSpec
+from ..indexing.chunking import CHUNKER_VERSION
+from ..errors import IndexMismatch, IndexMissing, UsageError
+from ..hints import command
+from ..indexing.tokens import TOKENIZER_VERSION
 
 SCHEMA_VERSION = "4"  # 3: the links table; 4: vectors stored as halfvec, half the size of the graph
 # Indexes of these versions are searched as they are, and upgraded in place by the next index run.

@@ -14,8 +14,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .errors import MemoriesMissing, MemoryNotFound, PathOutside, UsageError
-from .memories import relative_path
+from ..errors import MemoriesMissing, MemoryNotFound, PathOutside, UsageError
+from .files import relative_path
 
 READ_LIMIT = 200_000  # characters returned at most; a larger range must be asked for in parts
 _BLOCK = 1 << 16

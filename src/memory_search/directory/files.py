@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from .errors import MemoriesMissing, MemoriesUnreachable, first_line
+from ..errors import MemoriesMissing, MemoriesUnreachable, first_line
 from .records import Record, make_record
 
 # What the original's CocoIndex flow left out of the index.

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from psycopg import sql
 
-from .chunking import CHUNKER_VERSION
-from .embedding import ModelSpec
+from ..indexing.chunking import CHUNKER_VERSION
+from ..embedding import ModelSpec
 from .embedding_cache import create_cache
-from .links import Link, add_links, create_table as create_links_table, forget_links
-from .records import Record
-from .relevance import CJK_SHARE
+from ..search.links import Link, add_links, create_table as create_links_table, forget_links
+from ..directory.records import Record
+from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
-from .tokens import TOKENIZER_VERSION
+from ..indexing.tokens import TOKENIZER_VERSION
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL);

@@ -15,8 +15,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from .errors import PARAMETER as P, ParameterError, UsageError, require_text
-from .records import INACTIVE_STATUSES, RAW_KINDS, Record
+from ..errors import PARAMETER as P, ParameterError, UsageError, require_text
+from ..directory.records import INACTIVE_STATUSES, RAW_KINDS, Record
 
 SCOPES = (*RAW_KINDS, "wiki", "all")
 EQUALITY = ("$eq", "$ne", "$in", "$nin")

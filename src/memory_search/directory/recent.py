@@ -9,8 +9,8 @@ from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 
-from .errors import UsageError
-from .memories import name_problem, read_record, require_directory
+from ..errors import UsageError
+from .files import name_problem, read_record, require_directory
 from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 
 RECENT_KINDS = RAW_KINDS + ("all",)

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from psycopg import sql
 
-from .schema import ManagedTables
+from ..storage.schema import ManagedTables
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
@@ -241,28 +241,3 @@ def counts(conn, tables: ManagedTables) -> dict:
     resolved = sum(row[2] for row in rows)
     return {"links": total, "resolved": resolved, "unresolved": total - resolved,
             "ambiguous": sum(row[3] for row in rows), "by_kind": {row[0]: row[1] for row in rows}}
-
-
-def graph(conn, root) -> dict:
-    """Nodes (one per indexed memory) and edges (resolved links between two of them), with link counts."""
-    from collections import Counter
-
-    from .related import indexed_records
-    from .schema import no_index, read_meta
-
-    tables = ManagedTables.of(root)
-    if not read_meta(conn, tables):
-        raise no_index(root)
-    records = indexed_records(conn, tables)
-    found, degree = [], Counter()
-    for edge in edges(conn, tables):
-        if edge.target_file in records and edge.source in records and edge.target_file != edge.source:
-            found.append({"source": records[edge.source].relpath, "target": records[edge.target_file].relpath,
-                          "kind": edge.kind, "line": edge.line})
-            degree[edge.source] += 1
-            degree[edge.target_file] += 1
-    nodes = [{"id": record.relpath, "path": record.path, "title": record.title, "kind": record.kind or "other",
-              "status": record.status, "project": record.project, "tags": list(record.tags),
-              "date": record.date.isoformat() if record.date else None, "degree": degree[filename]}
-             for filename, record in records.items()]
-    return {"memories_dir": str(root), "nodes": nodes, "edges": found, "links": counts(conn, tables)}

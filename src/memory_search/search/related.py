@@ -1,15 +1,17 @@
-"""What a memory is connected to: the memories it links to, those linking to it, and the nearest in meaning."""
+"""What a memory is connected to: the memories it links to, those linking to it, and the nearest in meaning;
+and the link graph of every indexed memory."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from psycopg import sql
 
 from .filters import Filters, matches
-from .links import edges
-from .records import Record, make_record
-from .schema import ManagedTables
+from .links import counts, edges
+from ..directory.records import Record, make_record
+from ..storage.schema import ManagedTables, no_index, read_meta
 
 
 @dataclass
@@ -86,3 +88,22 @@ def indexed_records(conn, tables: ManagedTables, filenames: list[str] | None = N
                                        clock, frontmatter or {})
     return records
 
+
+def graph(conn, root) -> dict:
+    """Nodes (one per indexed memory) and edges (resolved links between two of them), with link counts."""
+    tables = ManagedTables.of(root)
+    if not read_meta(conn, tables):
+        raise no_index(root)
+    records = indexed_records(conn, tables)
+    found, degree = [], Counter()
+    for edge in edges(conn, tables):
+        if edge.target_file in records and edge.source in records and edge.target_file != edge.source:
+            found.append({"source": records[edge.source].relpath, "target": records[edge.target_file].relpath,
+                          "kind": edge.kind, "line": edge.line})
+            degree[edge.source] += 1
+            degree[edge.target_file] += 1
+    nodes = [{"id": record.relpath, "path": record.path, "title": record.title, "kind": record.kind or "other",
+              "status": record.status, "project": record.project, "tags": list(record.tags),
+              "date": record.date.isoformat() if record.date else None, "degree": degree[filename]}
+             for filename, record in records.items()]
+    return {"memories_dir": str(root), "nodes": nodes, "edges": found, "links": counts(conn, tables)}

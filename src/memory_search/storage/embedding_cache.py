@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from .embedding import ModelSpec
+from ..embedding import ModelSpec
 
 CACHE_TABLE = "memsearch_embedding_cache"
 _TABLE = sql.Identifier(CACHE_TABLE)

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
-from .config import Settings
+from ..config import Settings
 from .database import connect
-from .errors import AccessDenied, UsageError, first_line
-from .hints import command
+from ..errors import AccessDenied, UsageError, first_line
+from ..hints import command
 from .schema import ManagedTables, columns_of, read_meta
 
 

@@ -1,25 +1,28 @@
 """The index keeps up by itself where that is asked for (MEMORIES_AUTO_INDEX=1, which the plugin sets):
 a search that finds no index starts one and answers as soon as the first files are searchable; a search
-that finds the newest records missing from the index starts a catch-up run. Either way index.py runs
-detached, under its own lock, so any number of searches start at most one indexer at a time."""
+that finds the newest records missing from the index starts a catch-up run. Either way the run is a
+detached process (`python -m memory_search.indexing.auto DIR`) under the index's own lock, so any number
+of searches start at most one indexer at a time. api.Memories applies this to every search, whichever
+face asks."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import IndexMissing
+from ..errors import IndexMissing, MemorySearchError
 
 FIRST_WAIT = 8.0  # seconds a search that found no index waits for the first searchable files
 RESTART_AFTER = 60.0  # seconds before another search may start an indexer for the same directory
 
 
 def start(settings: Settings) -> bool:
-    """Start index.py for the settings' memories directory in the background, unless one was started for it
+    """Start an index run of the settings' memories directory in the background, unless one was started for it
     within RESTART_AFTER seconds; True when it was started now."""
-    from . import environment
-
     marker = _marker(settings)
     try:
         if time.time() - marker.stat().st_mtime < RESTART_AFTER:
@@ -31,8 +34,29 @@ def start(settings: Settings) -> bool:
         marker.touch()
     except OSError:
         return False
-    environment.start_preparing(index=str(settings.memories_root))
+    _detach(settings.memories_root, marker.with_suffix(".log"))
     return True
+
+
+def _detach(directory: Path, log_path: Path) -> None:
+    """Run this module on `directory` in a process of its own session, writing to `log_path`; it holds no
+    descriptor of this one."""
+    environment = dict(os.environ)
+    package_parent = str(Path(__file__).resolve().parent.parent.parent)
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
+    try:
+        log = open(log_path, "a", encoding="utf-8")
+    except OSError:
+        log = subprocess.DEVNULL
+    try:
+        subprocess.Popen([sys.executable, "-m", "memory_search.indexing.auto", str(directory)],
+                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, env=environment,
+                         close_fds=True)
+    except OSError:
+        pass
+    finally:
+        if log is not subprocess.DEVNULL:
+            log.close()
 
 
 def _marker(settings: Settings) -> Path:
@@ -42,16 +66,22 @@ def _marker(settings: Settings) -> Path:
     return (settings.state_dir or Path("/tmp")) / "indexing" / name
 
 
-def searching(settings: Settings, search, warn, status=None):
+def searching(settings: Settings, search, warn, status=None, behind=None):
     """`search()`'s answer. With auto-indexing on: when there is no index, start one, wait up to FIRST_WAIT
     seconds for its first files, answer with what is searchable and say how much is still waiting
-    (`status()` counts it); when the index is behind the newest records, start a catch-up run."""
+    (`status()` counts it); when `behind()` says the index misses the newest records, start a catch-up run."""
     if not settings.auto_index:
         return search()
     try:
-        return search()
+        found = search()
     except IndexMissing:
-        pass
+        found = _first_results(settings, search, warn, status)
+    if behind is not None:
+        catch_up(settings, behind)
+    return found
+
+
+def _first_results(settings: Settings, search, warn, status):
     started = start(settings)
     deadline = time.monotonic() + FIRST_WAIT
     while True:
@@ -96,3 +126,22 @@ def _recently_started(settings: Settings) -> bool:
     except OSError:
         return False
 
+
+def main(arguments: list[str]) -> int:
+    """One index run of the directory `arguments[0]` that gives way at once to a run under way; what it did, or
+    why it did nothing, on stderr (the log start() opened)."""
+    from ..render import stats_text
+    from .indexer import Indexer
+
+    settings = Settings.from_env().with_overrides(memories_dir=arguments[0])
+    try:
+        stats = Indexer(settings).run(wait=False)
+    except MemorySearchError as error:
+        sys.stderr.write(f"{settings.memories_root}: {error}\n")
+        return 1
+    sys.stderr.write(f"{settings.memories_root}: {stats_text(stats)}\n")
+    return 4 if stats.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

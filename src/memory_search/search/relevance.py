@@ -86,7 +86,15 @@ class Calibration:
 
 @lru_cache(maxsize=1)
 def data() -> dict:
-    return json.loads(resources.files(__package__).joinpath("data", DATA_FILE).read_text(encoding="utf-8"))
+    return json.loads(resources.files("memory_search").joinpath("data", DATA_FILE).read_text(encoding="utf-8"))
+
+
+def semantic_cutoff() -> float:
+    """The floor of the seed's semantic search. The seed drops semantic hits under cosine 0.3 (its model's), a
+    lenient cut of what is clearly unrelated; on the relevance scale its counterpart is the largest floor that
+    loses no right document of any development set in semantic mode, cross-lingual ones included
+    (relevance.json, tools/calibrate.py)."""
+    return data()["semantic_cutoff"]
 
 
 @lru_cache(maxsize=8)

@@ -14,15 +14,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from . import index_writer as writer
+from ..storage import writer
 from .chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
-from .embedding import Embedder, ModelSpec, vector_literal
-from .embedding_cache import cache_embeddings, cached_embeddings
-from .errors import first_line
-from .links import Link, extract_links
-from .memories import BadMemory, Memory
-from .records import Record
-from .schema import ManagedTables
+from ..embedding import Embedder, ModelSpec, vector_literal
+from ..storage.embedding_cache import cache_embeddings, cached_embeddings
+from ..errors import first_line
+from ..search.links import Link, extract_links
+from ..directory.files import BadMemory, Memory
+from ..directory.records import Record
+from ..storage.schema import ManagedTables
 from .tokens import term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from psycopg import sql
 
-from .config import Settings
-from .hints import command
-from .memories import BadMemory, discover, out_of_reach, read_memory, require_directory
-from .schema import ManagedTables, columns_of, no_index, read_meta
+from ..config import Settings
+from ..hints import command
+from ..directory.files import BadMemory, discover, out_of_reach, read_memory, require_directory
+from ..storage.schema import ManagedTables, columns_of, no_index, read_meta
 
 SHOWN = 5  # examples named per problem
 
@@ -97,7 +97,7 @@ class _Checker:
     def files_on_disk(self, root, meta: dict) -> None:
         """Indexed files exist with the hash they were indexed with, and their chunks are what their text makes
         of them now; every file the index's selection takes in is indexed or skipped."""
-        from .ingest import chunks_of, content_hash
+        from .pipeline import chunks_of, content_hash
 
         indexed = {row[0]: row for row in self.rows(
             "SELECT filename, relpath, content_hash, error FROM {files}")}

@@ -8,13 +8,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from . import relevance
-from .errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, require_text
+from ..params import MODES, require_query
+from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line
 from .filters import Filters
-from .records import Record
+from ..directory.records import Record
 from .snippets import snippet
-from .tokens import tokenize
+from ..indexing.tokens import tokenize
 
-MODES = ("hybrid", "semantic", "keyword")
 # learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).
 FUSIONS = ("learned", "rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
 RRF_K = 60
@@ -37,7 +37,7 @@ class SearchRequest:
     filters: Filters = field(default_factory=Filters)
     dedupe: bool = True
     min_score: float | None = None  # on the relevance score's scale (relevance.py), the same in every mode
-    rerank: bool = False
+    rerank: bool | None = False  # None: on when a Voyage key is set (Memories.run decides)
     fusion: str = "learned"
     snippets: bool = True  # eval needs only the ranking
     time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
@@ -195,8 +195,7 @@ class Searcher:
 
     def search(self, request: SearchRequest, embedding: Background | None = None) -> list[Hit]:
         """embedding: the query's vector, already being computed (Memories starts the local model early)."""
-        if not require_text(request.query, "the query").strip():
-            raise UsageError("the query is empty: give a few words to search for")
+        require_query(request.query)
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = first_keyword = None
