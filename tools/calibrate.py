@@ -55,7 +55,7 @@ def group(name: str) -> str:
 
 def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path, out: Path, limit: int) -> None:
     """Search every question of every collection in every mode; one JSON line per shown hit."""
-    from evaluation import _RememberingEmbedder, load_dataset, read_queries, write_memories
+    from evaluation import _RememberingEmbedder, load_dataset, memories_once, read_queries
     from memory_search.config import Settings
     from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
@@ -73,12 +73,7 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
             else:
                 datasets = [load_dataset(folder, split, limit)]
             dataset = datasets[0]
-            root = workdir / name / "memories"
-            paths_file = workdir / name / "paths.json"
-            if not paths_file.is_file():
-                paths_file.parent.mkdir(parents=True, exist_ok=True)
-                paths_file.write_text(json.dumps(write_memories(dataset, root)), encoding="utf-8")
-            paths = json.loads(paths_file.read_text(encoding="utf-8"))
+            root, paths = memories_once(dataset, workdir / name)
             run_settings = settings.with_overrides(memories_dir=str(root))
             started = time.monotonic()
             Indexer(run_settings).run()

@@ -84,6 +84,16 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
                    {query_id: category[query_id] for query_id in chosen if query_id in category})
 
 
+def memories_once(dataset: Dataset, folder: Path) -> tuple[Path, dict[str, str]]:
+    """The set written as memories under folder/memories once (path -> doc id kept in folder/paths.json), so
+    a later run indexes the same files."""
+    root, paths_file = folder / "memories", folder / "paths.json"
+    if not paths_file.is_file():
+        paths_file.parent.mkdir(parents=True, exist_ok=True)
+        paths_file.write_text(json.dumps(write_memories(dataset, root)), encoding="utf-8")
+    return root, json.loads(paths_file.read_text(encoding="utf-8"))
+
+
 def write_memories(dataset: Dataset, root: Path) -> dict[str, str]:
     """Each document as a memory: at its metadata.path with its frontmatter when the set gives them, else as
     wiki/<id>.md with its title in the frontmatter; returns path -> doc id."""

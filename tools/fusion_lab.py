@@ -57,7 +57,7 @@ MODEL = "local:multilingual-e5-small:384"  # the bundled model, whose fusion wei
 # --- collect -------------------------------------------------------------------------------------------
 
 def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
-    from evaluation import load_dataset, write_memories
+    from evaluation import load_dataset, memories_once
 
     from memory_search.search import relevance, retrieval
     from memory_search.config import Settings
@@ -91,12 +91,7 @@ def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
                 print(f"{name}: {folder} not built, skipped", file=sys.stderr)
                 continue
             dataset = load_dataset(folder, split, limit, language=language)
-            root = workdir / name / "memories"
-            paths_file = workdir / name / "paths.json"
-            if not paths_file.is_file():
-                paths_file.parent.mkdir(parents=True, exist_ok=True)
-                paths_file.write_text(json.dumps(write_memories(dataset, root)), encoding="utf-8")
-            paths = json.loads(paths_file.read_text(encoding="utf-8"))
+            root, paths = memories_once(dataset, workdir / name)
             run_settings = settings.with_overrides(memories_dir=str(root))
             Indexer(run_settings).run()
             with connect(run_settings, read_only=True) as conn:
