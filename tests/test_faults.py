@@ -595,6 +595,24 @@ def test_a_search_after_the_database_restarted_reconnects(restartable, own_serve
         assert library.status()["files"] == 1
 
 
+def test_a_knowledge_base_searched_after_the_database_restarted_reconnects(env, own_server):
+    """The LangBot engine's searches share a process-wide pool: a connection from before a restart is replaced."""
+    from memory_search.config import Settings
+    from memory_search.knowledge_base import Document, KnowledgeBase
+
+    own_server.start()
+    kb = KnowledgeBase(Settings.from_env({**env, "MEMORIES_DATA_DIR": str(own_server.data_dir)}), "restarted")
+    kb.create()
+    try:
+        kb.ingest(Document("kiln", "kiln.md", "# Kiln\n\nThe kiln fires at dawn.\n"))
+        assert [hit.record.path for hit in kb.search("kiln", mode="keyword")] == ["kiln"]  # pooled now
+        own_server.stop()
+        own_server.start()
+        assert [hit.record.path for hit in kb.search("kiln", mode="keyword")] == ["kiln"]
+    finally:
+        kb.drop()
+
+
 @pytest.mark.parametrize("database_given", [False, True], ids=["embedded", "url"])
 def test_a_database_stopped_during_a_search(restartable, own_server, monkeypatch, database_given):
     """The embedded server starts again on demand, so the search answers; a server at a URL is not ours to start:

@@ -161,15 +161,9 @@ class Memories:
 
     def _lost(self, error: Exception) -> bool:
         """Whether the error is the connection's end: the server shut down, crashed or went away."""
-        connection = self._connection
-        if connection is None:
-            return False
-        if connection.closed or connection.broken:
-            return True
-        import psycopg
+        from .storage.database import connection_lost
 
-        return isinstance(error, psycopg.OperationalError) and getattr(error, "sqlstate", None) in (
-            None, "57P01", "57P02", "57P03")  # no answer; admin_shutdown, crash_shutdown, cannot_connect_now
+        return self._connection is not None and connection_lost(self._connection, error)
 
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:

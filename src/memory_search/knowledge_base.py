@@ -182,12 +182,15 @@ class KnowledgeBase:
                           where=where_conditions(where, "filters") if where else ())
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
                                 min_score=min_score, time=time)
-        with self.resources.connections.connection(self.settings) as conn:
+
+        def search(conn):
             self._require(conn)
             info = schema.find_index(conn, Path("/"), self.tables.prefix)
             embedder = self._embedder(self._spec(info.spec)) if (mode or "hybrid") != "keyword" else None
             searcher = Searcher(conn, KnowledgeBaseLayout(info, Path("/")), embedder)
             return search_in_time(request, searcher.search)
+
+        return self.resources.connections.reading(self.settings, search)
 
     # --- helpers ----------------------------------------------------------------------------
 

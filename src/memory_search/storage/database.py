@@ -195,6 +195,16 @@ def describe(url: str) -> str:
     return mask_secrets(url)
 
 
+def connection_lost(connection, error: Exception) -> bool:
+    """Whether the error is the connection's end: the server shut down, crashed or went away."""
+    if connection.closed or connection.broken:
+        return True
+    import psycopg
+
+    return isinstance(error, psycopg.OperationalError) and getattr(error, "sqlstate", None) in (
+        None, "57P01", "57P02", "57P03")  # no answer; admin_shutdown, crash_shutdown, cannot_connect_now
+
+
 class ConnectionPool:
     """Read-only connections shared by the calls of a long-running process: at most `size` open at once
     (a caller beyond that waits for one to come back), reused from call to call. They do not depend on the
@@ -264,6 +274,22 @@ class ConnectionPool:
                     pass
         finally:
             self._slots.release()
+
+    def reading(self, settings: Settings, read):
+        """read(connection) on a pooled connection, again on a new one when that was lost (the database
+        restarted since it was opened): a read changes nothing, so it is safe to repeat once."""
+        for attempt in (1, 2):
+            connection = self.take(settings)
+            try:
+                result = read(connection)
+            except Exception as error:
+                if attempt == 1 and connection_lost(connection, error):
+                    self.lost(connection)
+                    continue
+                self.give(connection)
+                raise
+            self.give(connection)
+            return result
 
     @contextmanager
     def connection(self, settings: Settings):
