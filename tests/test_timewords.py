@@ -194,6 +194,12 @@ ROWS = [
     ("11月20日より前", T, None, "2026-11-19", "", "11月20日より前"),
     ("until November 20", T, None, NOV20, "", "until November 20"),
     ("before November 20", T, None, "2026-11-19", "", "before November 20"),
+    # how things stood then: told by anything up to its end
+    ("how many dogs, as of September 2025?", T, None, "2025-09-30", "how many dogs?", "as of September 2025"),
+    ("As of last week, the plan", T, None, "2026-11-29", "the plan", "As of last week"),
+    ("2025年9月時点で犬は何匹", T, None, "2025-09-30", "犬は何匹", "2025年9月時点"),
+    ("9月現在の進捗", T, None, "2026-09-30", "進捗", "9月現在"),
+    ("現在の進捗", T, None, None, "現在の進捗", None),
     ("先週の月曜から水曜まで", T, "2026-11-23", "2026-11-25", "", "先週の月曜から水曜まで"),
     ("先週から今週まで", T, "2026-11-23", T, "", "先週から今週まで"),
     ("11月28日〜12月3日", T, "2026-11-28", "2026-12-03", "", "11月28日〜12月3日"),  # still running
@@ -380,7 +386,8 @@ _WORDS = [
 ]
 _LATIN = [
     "last", "this", "week", "weekend", "weeks", "month", "year", "day", "days", "ago", "since", "after", "before",
-    "until", "till", "through", "between", "and", "or", "to", "from", "the", "of", "in", "on", "every", "today",
+    "until", "till", "through", "between", "and", "or", "to", "from", "the", "of", "as of", "in", "on", "every",
+    "today",
     "yesterday", "the day before yesterday", "Monday", "friday", "Fri", "Nov", "Nov.", "November", "May", "may",
     "March", "march", "Jan", "Jan.", "Sept", "August", "20th", "31st", "2026", "2025", "1999", "2099", "11/20",
     "2/29", "2/30", "11/20/2026", "2026-11-20", "2025-02-29", "2026-11", "2026/11/20", "T10:00", "T10:00:00Z",
@@ -391,7 +398,8 @@ _JAPANESE = [
     "先々月", "今年", "去年", "昨年", "一昨年", "おととし", "今年度", "11月", "20日", "31日", "2025年", "2月29日",
     "2025年2月29日",
     "2026年11月20日", "１１月２０日", "２０２６年", "3日前", "三日前", "十一日前", "2週間前", "3ヶ月前", "1年前",
-    "月曜", "金曜日", "(金)", "（金）", "この前の", "前回の", "から", "まで", "以降", "以前", "より前", "より後", "〜",
+    "月曜", "金曜日", "(金)", "（金）", "この前の", "前回の", "から", "まで", "以降", "以前", "時点", "現在", "より前",
+    "より後", "〜",
     "～", "の", "に", "は", "で", "と", "や", "、", "頃", "ごろ", "毎週", "毎月", "第1", "3月期",
     # era forms, which are not read (令和5年 is no window) but must not break anything
     "令和5年", "令和元年5月1日", "平成31年4月30日", "昭和64年", "R5", "H31.4.30", "5年前半", "数日前", "先日",

@@ -616,11 +616,12 @@ _DAY_CONTINUATION = (
     r"(?:\s*(?:[〜～~\-–—、と]|から)\s*|\s+(?i:to|through|thru|until|till|and)\s+)"
     r"([0-9]{1,2})(?:日|(?i:st|nd|rd|th))?(?![0-9A-Za-z_/:月]|\.[0-9])"
 )
-_OPEN_SUFFIX = r"\s*(から|以降|以後|まで|以前|より前|より後|[〜～~](?![0-9]))"
-_OPEN_PREFIX = r"(?<![A-Za-z0-9_])(?i:(since|after|from|until|till|through|before|between))\s+$"
+_OPEN_SUFFIX = r"\s*(から|以降|以後|まで|以前|時点|現在|より前|より後|[〜～~](?![0-9]))"
+_OPEN_PREFIX = r"(?<![A-Za-z0-9_])(?i:(since|after|from|until|till|through|before|between|as\s+of))\s+$"
 _SINCE_WORDS = {"since", "から", "以降", "以後", "〜", "～", "~"}
 _AFTER_WORDS = {"after", "より後"}
-_UNTIL_WORDS = {"until", "till", "through", "まで", "以前"}
+# "as of September" / 9月時点 / 9月現在: how things stood then, told by anything up to its end.
+_UNTIL_WORDS = {"until", "till", "through", "as of", "まで", "以前", "時点", "現在"}
 # Glue that only attached the phrase to the sentence: removed with it.
 _GLUE_BEFORE = r"(?<![A-Za-z0-9_])(?i:(?:in|on|at|during|from|of|for|over)\s+(?:the\s+)?|the\s+)$"
 _GLUE_AFTER = r"(?:'s|’s)|(?:[ \u3000]?(?:頃|ごろ))?(?:[ \u3000]?(?:には|では|にて|の|に|は(?!じめ)|で(?![すし])|も))?"
