@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import memory_search
+
 from conftest import index, names, run_script, search
 
 BACKUP = """# バックアップ運用
@@ -282,3 +284,39 @@ def test_a_pasted_page_as_query_finds_its_topic_and_explain_says_what_was_read(e
             assert len(read["keywords"]["terms"]) <= 32 < read["keywords"]["of"]
     shown = run_script("search", english, "--mode", mode, "--explain", env=env, memories=sample, check=True).stdout
     assert "; read " in shown
+
+
+def _chat(topics: list[str]) -> str:
+    """A dated chat between Ann and Bob, one turn per line, each turn about one of `topics` at length."""
+    filler = "and we talked it over at length, the way friends do when there is time "
+    return "# Ann and Bob, 3 May 2026\n\n" + "\n".join(
+        f"**{'Ann' if i % 2 == 0 else 'Bob'}**: {topic}, {filler * 2}".rstrip() for i, topic in enumerate(topics))
+
+
+def test_a_hit_in_a_conversation_shows_the_turn_before_its_window_and_the_turn_after(env, memories):
+    topics = [f"turn {i} about the weather" for i in range(16)]
+    topics[8] = "What did you bake for the potluck"
+    path = memories.session("2026-05-03", "200000", "Ann and Bob", _chat(topics))
+    memories.write("wiki/baking.md", "# Baking\n\n" + "\n\n".join(f"Paragraph {i} on bread. " * 30 for i in range(6)),
+                   title="Baking")
+    index(env, memories)
+    from memory_search.indexing.chunking import chunk_markdown
+
+    lines = path.read_text(encoding="utf-8").split("\n")
+    body_start = lines.index("# Ann and Bob, 3 May 2026") + 1
+    windows = chunk_markdown("\n".join(lines[body_start - 1:]), body_start)
+    (hit,) = search(env, memories, "potluck", "--mode", "keyword", "--top", "1")
+    widened = [(max(window.start_line - 1, windows[0].start_line) if window is not windows[0] else window.start_line,
+                window.end_line + 1 if window is not windows[-1] else window.end_line)
+               for window in windows if "potluck" in window.text]
+    assert (hit["start_line"], hit["end_line"]) in widened
+    assert hit["end_line"] - hit["start_line"] + 1 >= 2 + min(window.end_line - window.start_line + 1
+                                                              for window in windows if "potluck" in window.text)
+    # Chunks of a page do not overlap: a page's hit keeps its chunk's lines.
+    (page,) = search(env, memories, "Paragraph 3 bread", "--mode", "keyword", "--top", "1")
+    text = (memories.root / "wiki/baking.md").read_text(encoding="utf-8").split("\n")
+    assert "Paragraph" in text[page["start_line"] - 1] and text[page["end_line"] - 1].strip()
+
+    with memory_search.open(memories_dir=str(memories.root)) as opened:
+        (found,) = opened.search("potluck", top=1, mode="keyword")
+    assert found.chunk_text == "\n".join(lines[found.start_line - 1:found.end_line]).strip()

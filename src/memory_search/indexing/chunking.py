@@ -175,6 +175,21 @@ def _blocks(lines: list[str]) -> list[_Block]:
     return blocks
 
 
+def turn_spans(text: str, first_line: int) -> list[tuple[int, int]]:
+    """The file lines (first, last) of each turn of a conversation that a chunk's text holds, its text's lines
+    being the file's from `first_line` on; a turn runs until the next one opens, blank lines at its end left
+    out. Lines before the first turn belong to none."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if _speaker(line)]
+    spans = []
+    for start, after in zip(starts, starts[1:] + [len(lines)]):
+        end = after - 1
+        while end > start and not lines[end].strip():
+            end -= 1
+        spans.append((first_line + start, first_line + end))
+    return spans
+
+
 def _speaker(line: str) -> str | None:
     """The speaker's name when the line opens a turn of a conversation, else None."""
     match = _TURN.match(line)

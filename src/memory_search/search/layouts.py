@@ -67,6 +67,11 @@ class Layout:
     def admit(self, candidate: Candidate, filters: Filters) -> Record | None:
         raise NotImplementedError
 
+    def neighbours(self, conn, chunks: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, int, int]]:
+        """(filename, chunk index) -> (text, first line, last line) of those chunks that the index holds, for the
+        chunks next to hits; empty where the layout does not number a file's chunks."""
+        return {}
+
     def vectors_of(self, conn, filename: str) -> list[list[float]]:
         """The chunk vectors of one file (for similar memories)."""
         rows = conn.execute(sql.SQL("SELECT embedding::text FROM {} WHERE filename = %s ORDER BY id").format(
@@ -210,6 +215,17 @@ class ManagedLayout(Layout):
         if found is None:
             return None
         return replace(candidate.record, path=found[0], relpath=found[1])  # the filters ran in SQL
+
+    def neighbours(self, conn, chunks):
+        if not chunks:
+            return {}
+        names, numbers = zip(*chunks)
+        rows = conn.execute(sql.SQL(
+            "SELECT c.filename, c.chunk_index, c.chunk_text, c.start_line, c.end_line FROM {} c "
+            "JOIN unnest(%s::text[], %s::integer[]) AS wanted (filename, chunk_index) "
+            "ON c.filename = wanted.filename AND c.chunk_index = wanted.chunk_index").format(
+            self.tables.sql("chunks")), (list(names), list(numbers))).fetchall()
+        return {(row[0], row[1]): (row[2], row[3], row[4]) for row in rows if row[3] is not None}
 
     def waiting_for_embeddings(self, conn) -> int:
         return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NULL").format(

@@ -13,6 +13,7 @@ from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError,
 from .filters import Filters
 from ..directory.records import Record
 from .snippets import snippet
+from ..indexing.chunking import turn_spans
 from ..indexing.tokens import tokenize
 
 # learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).
@@ -279,6 +280,32 @@ class Searcher:
         self._mark_stale(hits)
         return hits
 
+    def _add_exchange(self, hits: list[tuple[Hit, str]]) -> None:
+        """Widen each hit in a conversation by the turn before its window and the turn after it: a question's
+        answer is most often the reply to the turns it matched, or what they reply to. A chunk is a window of a
+        conversation where the chunk next to it shares turns with it (no other chunks overlap). hits: each with
+        the file name the index knows it by."""
+        wanted = [(filename, hit.chunk_index + step) for hit, filename in hits
+                  if hit.chunk_index is not None and hit.start_line is not None for step in (-1, 1)]
+        near = self.layout.neighbours(self.conn, wanted) if wanted else {}
+        for hit, filename in hits if near else ():
+            before = near.get((filename, hit.chunk_index - 1))
+            after = near.get((filename, hit.chunk_index + 1))
+            lines = hit.chunk_text.split("\n")
+            if before is not None and hit.start_line <= before[2] and before[1] < hit.start_line:
+                turns = [span for span in turn_spans(before[0], before[1]) if span[1] < hit.start_line]
+                if turns:
+                    first = turns[-1][0]
+                    lines = before[0].split("\n")[first - before[1]:hit.start_line - before[1]] + lines
+                    hit.start_line = first
+            if after is not None and after[1] <= hit.end_line < after[2]:
+                turns = [span for span in turn_spans(after[0], after[1]) if span[0] > hit.end_line]
+                if turns:
+                    last = turns[0][1]
+                    lines += after[0].split("\n")[hit.end_line + 1 - after[1]:last + 1 - after[1]]
+                    hit.end_line = last
+            hit.chunk_text = "\n".join(lines)
+
     def _mark_stale(self, hits: list[Hit]) -> None:
         """Flag hits whose file changed after it was indexed: their text may be out of date."""
         indexed = self.layout.indexed_state(self.conn, [hit.path for hit in hits]) if hits else None
@@ -330,6 +357,7 @@ class Searcher:
         wanted = max(request.top, RERANK_CANDIDATES if request.rerank else 0)
         searched = tuple(sorted(term_weights, key=lambda term: -term_weights[term])) if "keyword" in legs else ()
         hits: list[Hit] = []
+        filenames: list[str] = []  # each hit's, as the index knows it
         paths: set[str] = set()
         admitted: dict[str, Record | None] = {}  # by file: without one-per-file, a file's chunks share it
         while chosen and len(hits) < wanted:
@@ -355,6 +383,8 @@ class Searcher:
                 hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
                                 end_line=candidate.end_line, chunk_text=candidate.chunk_text,
                                 chunk_index=candidate.chunk_index, legs=legs_of, terms=searched))
+                filenames.append(candidate.filename)
+        self._add_exchange(list(zip(hits, filenames)))
         return hits
 
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
