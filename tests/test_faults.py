@@ -162,6 +162,29 @@ def _session_name(memories) -> str:
     return next((memories.root / "raw/session/2026-11-05").iterdir()).name
 
 
+def test_recent_says_which_date_folder_it_could_not_read_and_lists_the_rest(env, notes, unprivileged, closed):
+    notes.session("2026-11-07", "080000", "Retro", "# Retro\n\nThe lighthouse shipped.")
+    closed(notes.root / "raw/session/2026-11-07")
+    result = unprivileged("recent", "--format", "paths", memories=notes)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert [Path(line).parent.name for line in result.stdout.splitlines()] == ["2026-11-05"]
+    assert "could not read raw/session/2026-11-07 (Permission denied)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.EACCES], ids=["EIO", "EACCES"])
+def test_recent_tells_a_kind_folder_that_fails_to_list_from_one_that_is_not_there(notes, monkeypatch, code):
+    _refuse_listing(monkeypatch, notes.root / "raw" / "session", code)
+    told = []
+    with memory_search.open(memories_dir=str(notes.root), warn=told.append) as opened:
+        assert opened.recent(kind="all") == []
+    assert told == [f"could not read raw/session ({os.strerror(code)}): the records there are not listed; check "
+                    "the folder's permissions, or that its disk is mounted"]
+    told.clear()
+    with memory_search.open(memories_dir=str(notes.root), warn=told.append) as opened:
+        assert opened.recent(kind="web") == [] and told == []  # no web page kept yet: nothing to tell
+
+
 def test_a_memories_folder_that_cannot_be_listed_leaves_the_index_untouched(env, notes, database, unprivileged,
                                                                           closed):
     before = _indexed(database, notes)

@@ -231,7 +231,7 @@ class Memories:
 
         dates = params.check({"since": since, "until": until})
         return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=dates["since"],
-                           until=dates["until"], missing=self.settings.missing_memories())
+                           until=dates["until"], missing=self.settings.missing_memories(), warn=self.warn)
 
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of

@@ -18,9 +18,10 @@ RECENT_KINDS = RAW_KINDS + ("all",)
 
 def list_recent(memories_root: Path, kind: str = "session", top: int = 10, project: str | None = None,
                 days: int | None = None, today: dt.date | None = None, since: dt.date | None = None,
-                until: dt.date | None = None, missing: str | None = None) -> list[Record]:
+                until: dt.date | None = None, missing: str | None = None, warn=None) -> list[Record]:
     """Newest first: (date folder, HHMMSS) descending, optionally within `days` days (or since/until, both
-    inclusive) and one project."""
+    inclusive) and one project. A folder that cannot be read right now is not taken for empty: `warn` is
+    told which, once, and the records it holds are missing from the list."""
     if kind not in RECENT_KINDS:
         raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(RECENT_KINDS)}")
     require_directory(memories_root, missing)
@@ -34,22 +35,38 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     # Newest date first, and within a date newest file first: only the folders and files up to
     # the last record printed are listed, checked and read, however large the directory.
     folders: list[tuple[str, str, str]] = []  # (date, kind, folder path)
+    unreadable: list[str] = []  # "raw/session/2026-11-30 (Permission denied)"
     for record_kind in (RAW_KINDS if kind == "all" else (kind,)):
         try:
             with os.scandir(memories_root / "raw" / record_kind) as scan:
                 folders += [(entry.name, record_kind, entry.path) for entry in scan
                             if DATE_FOLDER.match(entry.name) and not (oldest and entry.name < oldest)
                             and not (newest and entry.name > newest) and entry.is_dir()]
-        except OSError:
+        except FileNotFoundError:  # no record of this kind yet
             continue
+        except OSError as error:
+            unreadable.append(f"raw/{record_kind} ({error.strerror or error})")
     folders.sort(reverse=True)
+    try:
+        return _newest(folders, top, project, unreadable)
+    finally:
+        if unreadable and warn is not None:
+            warn(f"could not read {', '.join(unreadable)}: the records there are not listed; check the "
+                 "folder's permissions, or that its disk is mounted")
+
+
+def _newest(folders: list[tuple[str, str, str]], top: int, project: str | None,
+            unreadable: list[str]) -> list[Record]:
     records: list[Record] = []
     for date, same_date in groupby(folders, key=itemgetter(0)):
         entries: list[tuple[str, str, str, str]] = []  # (HHMMSS, kind, name, folder path)
         for _, record_kind, folder in same_date:
             try:
                 names = os.listdir(folder)
-            except OSError:
+            except FileNotFoundError:  # removed since it was listed
+                continue
+            except OSError as error:
+                unreadable.append(f"raw/{record_kind}/{date} ({error.strerror or error})")
                 continue
             entries += [(name[:6], record_kind, name, folder) for name in names if TIMED_NAME.match(name)]
         entries.sort(reverse=True)

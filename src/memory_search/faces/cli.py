@@ -143,7 +143,7 @@ def recent_command(console: Console, output, memories, **given):
     from ..render import records_json, records_markdown, records_paths
 
     values = checked(given, ("kind", "top", "project", "days", "since", "until"))
-    records = console.open(console.settings(memories)).recent(**values)
+    records = console.open(console.settings(memories), warn=console.warn).recent(**values)
     if output == "json":
         console.out(records_json(records))
     elif output == "paths":

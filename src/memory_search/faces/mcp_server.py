@@ -111,8 +111,10 @@ class Tools:
 
     def recent(self, **given):
         values = params.check(given, ("kind", "top", "project", "days", "since", "until"))
-        with self._open() as memories:
-            return [record_dict(record) for record in memories.recent(**values)]
+        notes = []
+        with self.resources.open(self.settings, warn=notes.append) as memories:
+            records = memories.recent(**values)
+        return [record_dict(record) | ({"note": notes[0]} if notes else {}) for record in records]
 
     def index_status(self):
         with self._open() as memories:
