@@ -178,20 +178,35 @@ def order_by(query: dict, knobs: dict) -> list[int]:
     return [chunk_id for chunk_id, _ in relevance.fuse(signals, query["language"], weights, shift)]
 
 
-def per_query(queries: list[dict], knobs: dict | None) -> dict:
-    """(set, mode) -> [nDCG@10 of each question], mode keyword, semantic (knobs None) or hybrid."""
+def per_query(queries: list[dict], knobs: dict | None, score=None) -> dict:
+    """(set, mode) -> [nDCG@10 of each question, or `score(shown, relevant)`], mode keyword, semantic (knobs
+    None) or hybrid."""
+    score = score or ndcg_at_10
     runs = defaultdict(list)
     for query in queries:
         doc_of = {chunk_id: candidate[0] for chunk_id, candidate in zip(query["ids"], query["candidates"])}
         if knobs is None:
             for leg in ("keyword", "semantic"):
-                runs[(query["set"], leg)].append(ndcg(files_of(query[leg], doc_of), query["relevant"]))
+                runs[(query["set"], leg)].append(score(files_of(query[leg], doc_of), query["relevant"]))
         else:
-            runs[(query["set"], "hybrid")].append(ndcg(files_of(order_by(query, knobs), doc_of), query["relevant"]))
+            runs[(query["set"], "hybrid")].append(score(files_of(order_by(query, knobs), doc_of), query["relevant"]))
     return runs
 
 
+def ndcg_at_10(shown: list[str], relevant: dict) -> float:
+    return ndcg(shown, relevant)
+
+
+def best_first(shown: list[str], relevant: dict) -> float | None:
+    """1 when the first hit has the question's top grade (the page in its own language, of a bilingual set's
+    twins), 0 when not; None for a question whose relevant documents all have one grade."""
+    if len(set(relevant.values())) < 2:
+        return None
+    return 1.0 if shown and relevant.get(shown[0], 0) == max(relevant.values()) else 0.0
+
+
 def mean(values: list[float]) -> float:
+    values = [value for value in values if value is not None]
     return sum(values) / len(values) if values else 0.0
 
 
@@ -228,6 +243,18 @@ def compare(path: Path, grid: dict[str, list]) -> None:
             else ""
         print(f"{name:22} {len(now[(name, 'hybrid')]):5} {mean(legs[(name, 'keyword')]):8.4f} "
               f"{mean(legs[(name, 'semantic')]):8.4f} {mean(now[(name, 'hybrid')]):8.4f}{flag}")
+    graded = [name for name in names if any(query["set"] == name and len(set(query["relevant"].values())) > 1
+                                            for query in queries)]
+    if graded:
+        first_legs = per_query(queries, None, best_first)
+        first = {json.dumps(variant): per_query(queries, variant, best_first) for variant in [{}] + variants}
+        print("\nbest first (graded sets: the share of questions whose first hit has their top grade)")
+        print(f"{'set':22} {'keyword':>8} {'semantic':>8} {'hybrid':>8}   best variant on this set")
+        for name in graded:
+            top = max(variants, key=lambda variant: mean(first[json.dumps(variant)][(name, "hybrid")]))
+            print(f"{name:22} {mean(first_legs[(name, 'keyword')]):8.4f} {mean(first_legs[(name, 'semantic')]):8.4f} "
+                  f"{mean(first['{}'][(name, 'hybrid')]):8.4f}   {json.dumps(top)} "
+                  f"{mean(first[json.dumps(top)][(name, 'hybrid')]):.4f}")
     groups = sorted({group(name) for name in names})
     print("\nleave-one-collection-out: the variant with the best mean over the other collections' sets, "
           "on the sets left out")
