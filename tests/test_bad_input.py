@@ -141,6 +141,19 @@ def test_time_words_in_letters_that_case_folding_reads_as_ascii_are_read_by_ever
     assert json.loads(answer.headers["X-Memory-Search-Window"])["words"] == [words]
 
 
+@pytest.mark.parametrize("parameter, cli_flag", [("scope", "--scope"), ("mode", "--mode"), ("top", "--top")])
+def test_a_value_as_long_as_a_page_is_not_echoed_back(env, notes, faces, parameter, cli_flag):
+    server, client = faces
+    pasted = "x" * 100_000
+    cli = run_script("search", "tea", cli_flag, pasted, env=env, memories=notes)
+    assert cli.returncode == 2 and cli.stderr.count("\n") == 1 and len(cli.stderr) < 400, cli.stderr[:400]
+    code, message = call_mcp(server, "search", {"query": "tea", parameter: pasted})
+    assert code == INVALID_PARAMS and len(message) < 400 and "100,000 characters" in message, message[:400]
+    url_sized = pasted[:6_000]  # an address holds less
+    answer = client.get("/api/search", params={"db": "default", "q": "tea", "target": url_sized, "scope": url_sized})
+    assert answer.status_code == 400 and len(answer.text) < 400, answer.text[:400]
+
+
 def test_a_message_names_the_parameter_as_each_face_spells_it(env, notes, faces):
     server, client = faces
     cli = run_script("search", "tea", "--since", "2026-13-01", env=env, memories=notes)

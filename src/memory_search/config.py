@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .errors import UsageError, first_line
+from .errors import UsageError, first_line, quoted
 
 DEFAULT_MEMORIES_DIR = "/Volumes/memory"
 
@@ -189,7 +189,7 @@ def databases_file(path: Path, started: str) -> dict[str, Database]:
     databases = {}
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("db") or not (entry.get("memories_dir") or entry.get("index")):
-            raise UsageError(f"{path}: every entry needs db and memories_dir or index (got {entry!r})")
+            raise UsageError(f"{path}: every entry needs db and memories_dir or index (got {quoted(entry)})")
         databases[str(entry["db"])] = Database.of(str(entry["db"]), str(entry.get("index") or ""),
                                                   str(entry.get("memories_dir") or ""),
                                                   str(entry.get("createAt") or started))

@@ -36,6 +36,28 @@ def first_line(error: Exception, limit: int = 300) -> str:
     return text.splitlines()[0][:limit] if text else type(error).__name__
 
 
+QUOTED_CHARS = 60  # of a value a message quotes back: enough to recognise it, never a pasted page
+
+
+def quoted(value) -> str:
+    """A value as a message quotes it back: its repr, cut to its first QUOTED_CHARS characters with its length
+    said when longer (a megabyte sent as a flag's value is not echoed to stderr, a log or an HTTP body)."""
+    text = repr(value)
+    if len(text) <= QUOTED_CHARS + 2:
+        return text
+    length = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters as written"
+    return f"{text[:QUOTED_CHARS]}... ({length})"
+
+
+_LONG_QUOTE = re.compile("'([^'\\n]{%d,})'" % (QUOTED_CHARS + 1))
+
+
+def shorten_quotes(message: str) -> str:
+    """A message another library wrote (click's "'VALUE' is not one of ...") with each quoted value longer than
+    QUOTED_CHARS cut as quoted() cuts it."""
+    return _LONG_QUOTE.sub(lambda m: f"'{m.group(1)[:QUOTED_CHARS - 1]}... ({len(m.group(1)):,} characters)", message)
+
+
 def require_text(value, what: str):
     """A text argument PostgreSQL and the model can take (valid UTF-8, no NUL), or UsageError."""
     if value is None:

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from .errors import PARAMETER as P, ParameterError, UsageError, require_text
+from .errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from .search.filters import SCOPES, Filters, parse_where, where_conditions
 from .directory.recent import RECENT_KINDS
 
@@ -56,7 +56,7 @@ class Parameter:
                 raise ParameterError(self.name, f"{P} must be text")
             _text(self.name, raw)
             if kind == "choice" and raw not in self.choices:
-                raise ParameterError(self.name, f"{P} {raw!r} is not one of {', '.join(self.choices)}")
+                raise ParameterError(self.name, f"{P} {quoted(raw)} is not one of {', '.join(self.choices)}")
             return raw
         if kind == "texts":
             items = [raw] if isinstance(raw, str) else raw
@@ -65,13 +65,13 @@ class Parameter:
             return tuple(_text(self.name, item) for item in items)
         if kind == "integer":
             if isinstance(raw, bool) or not isinstance(raw, int):
-                raise ParameterError(self.name, f"{P} {raw!r} is not a whole number")
+                raise ParameterError(self.name, f"{P} {quoted(raw)} is not a whole number")
             if (self.minimum is not None and raw < self.minimum) or (self.maximum is not None and raw > self.maximum):
                 raise ParameterError(self.name, f"{P} {raw} is out of range: give {self.range_text}")
             return raw
         if kind == "number":
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
-                raise ParameterError(self.name, f"{P} {raw!r} is not a number: give one like 0.5")
+                raise ParameterError(self.name, f"{P} {quoted(raw)} is not a number: give one like 0.5")
             return float(raw)
         if kind == "boolean":
             if not isinstance(raw, bool):
@@ -89,7 +89,7 @@ class Parameter:
                     day = _day_named(raw, last=self.name == "until")
                     if day is not None:
                         return day
-            raise ParameterError(self.name, f"{P} {raw!r} is not a date: use YYYY-MM-DD")
+            raise ParameterError(self.name, f"{P} {quoted(raw)} is not a date: use YYYY-MM-DD")
         if kind == "where":
             if isinstance(raw, dict):
                 return where_conditions(raw, self.name)
@@ -105,16 +105,16 @@ class Parameter:
             try:
                 return int(text.strip())
             except ValueError:
-                raise ParameterError(self.name, f"{P} {text!r} is not a whole number") from None
+                raise ParameterError(self.name, f"{P} {quoted(text)} is not a whole number") from None
         if self.kind == "number":
             try:
                 return float(text.strip())
             except ValueError:
-                raise ParameterError(self.name, f"{P} {text!r} is not a number: give one like 0.5") from None
+                raise ParameterError(self.name, f"{P} {quoted(text)} is not a number: give one like 0.5") from None
         if self.kind == "boolean":
             lowered = text.strip().lower()
             if lowered not in ("1", "true", "yes", "0", "false", "no"):
-                raise ParameterError(self.name, f"{P} {text!r} is not true or false")
+                raise ParameterError(self.name, f"{P} {quoted(text)} is not true or false")
             return lowered in ("1", "true", "yes")
         return text
 
@@ -227,7 +227,7 @@ def check(values: Mapping[str, object], names=None) -> dict:
     names = tuple(values) if names is None else tuple(names)
     unknown = [name for name in values if name not in names]
     if unknown:
-        raise UsageError(f"unknown parameter {unknown[0]!r}: use {', '.join(names)}")
+        raise UsageError(f"unknown parameter {quoted(unknown[0])}: use {', '.join(names)}")
     checked = {}
     for name in names:
         parameter = PARAMETERS[name]

@@ -18,7 +18,8 @@ import click
 
 from .. import params
 from ..config import ENVIRONMENT_HELP, Settings
-from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
+from ..errors import (MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text,
+                      shorten_quotes)
 from ..hints import command as hint
 from .outcomes import EXIT_FAILURE, EXIT_USAGE, exit_code
 
@@ -207,7 +208,7 @@ def run(command: click.Command, prog: str, args=None, console: Console | None = 
     except click.exceptions.Exit as done:
         code = done.exit_code
     except click.UsageError as error:
-        code = _fail(console, f"{error.format_message()} (see {prog} --help)", EXIT_USAGE)
+        code = _fail(console, f"{shorten_quotes(error.format_message())} (see {prog} --help)", EXIT_USAGE)
     except ParameterError as error:
         known = params.PARAMETERS.get(error.parameter)
         code = _fail(console, error.spelled(known.cli) if known else str(error), EXIT_USAGE)

@@ -14,7 +14,7 @@ from typing import Mapping
 
 from .. import params
 from ..config import Settings
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 
 PAGE = Path(__file__).resolve().parent.parent / "static" / "graph.html"
 SCRIPT = PAGE.with_name("graph.js")  # the layout and drawing, shared with the knowledge-base page
@@ -34,7 +34,7 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer, query_val
         name = request.query_params.get("db") or (DEFAULT_DB if DEFAULT_DB in databases
                                                   else next(iter(databases), ""))
         if name not in databases:
-            raise UsageError(f"unknown db {name!r}: use one of {', '.join(databases) or 'none'}")
+            raise UsageError(f"unknown db {quoted(name)}: use one of {', '.join(databases) or 'none'}")
         return databases[name]
 
     async def run(request, function):

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from .. import params
 from ..config import Database, Settings, config_dir, databases_file, now
-from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets
+from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, quoted
 from ..api import semantic_cutoff
 from ..resources import Resources
 from .graph import graph_routes
@@ -49,7 +49,7 @@ def registered(settings: Settings, flags: tuple[str, ...] = (), config: Path | N
     for flag in flags:
         name, _, target = flag.partition("=")
         if not name or not target:
-            raise UsageError(f"--db {flag!r}: use NAME=DIR or NAME=index:PREFIX")
+            raise UsageError(f"--db {quoted(flag)}: use NAME=DIR or NAME=index:PREFIX")
         index = target.removeprefix("index:") if target.startswith("index:") else ""
         databases[name] = Database.of(name, index, "" if index else target, started)
     return list(databases.values())
@@ -165,7 +165,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                     raise UsageError("q is required")
                 target = fixed_target or query_params.get("target") or None
                 if target is not None and target not in TARGETS:
-                    raise UsageError(f"target must be keyword or semantic (got {target!r})")
+                    raise UsageError(f"target must be keyword or semantic (got {quoted(target)})")
                 limit = parse_limit(query_params.get("limit"))
                 filters = params.filters(query_values(request, SEARCH_EXTENSIONS))
                 # An extension: off unless asked for, so the seed's routes answer as they always did.

@@ -23,7 +23,8 @@ from pydantic import ConfigDict
 
 from .. import params
 from ..config import Settings
-from ..errors import IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text
+from ..errors import (IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, quoted,
+                      require_text, shorten_quotes)
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
 from .mcp_tools import HELP, INSTRUCTIONS, SERVER_NAME, TOOLS, schema
@@ -45,7 +46,7 @@ def check_arguments(name: str, arguments: dict | None) -> dict:
     import jsonschema
 
     if name not in TOOLS:
-        raise ArgumentError(f"unknown tool {name!r}: use one of {', '.join(TOOLS)}")
+        raise ArgumentError(f"unknown tool {quoted(name)}: use one of {', '.join(TOOLS)}")
     if arguments is not None and not isinstance(arguments, dict):
         raise ArgumentError(f"invalid arguments for {name}: expected an object")
     arguments = dict(arguments or {})
@@ -55,7 +56,8 @@ def check_arguments(name: str, arguments: dict | None) -> dict:
         raise ArgumentError(f"invalid arguments for {name}: nested too deeply") from None
     if error is not None:
         where = ".".join(str(part) for part in error.absolute_path)
-        raise ArgumentError(f"invalid arguments for {name}: {where + ': ' if where else ''}{error.message}")
+        problem = shorten_quotes(error.message)
+        raise ArgumentError(f"invalid arguments for {name}: {where + ': ' if where else ''}{problem}")
     for key, value in arguments.items():  # text PostgreSQL and the model can take: UTF-8, no NUL
         for text in (value if isinstance(value, list) else [value]):
             if isinstance(text, str):
@@ -332,7 +334,7 @@ def main(arguments: list[str] | None = None, prog: str = "mcp_server.py") -> Non
         sys.stdout.write(HELP.replace("mcp_server.py", prog))
         sys.exit(0)
     if arguments:
-        sys.stderr.write(f"{prog}: error: no arguments are taken (got {arguments[0]!r}); "
+        sys.stderr.write(f"{prog}: error: no arguments are taken (got {quoted(arguments[0])}); "
                          f"configure it with MEMORIES_DIR and the other variables (see {prog} --help)\n")
         sys.exit(2)
     try:

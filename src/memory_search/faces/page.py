@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from .. import params
 from ..config import Settings
-from ..errors import IndexMissing, NotFound, UsageError
+from ..errors import IndexMissing, NotFound, UsageError, quoted
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 DEFAULT_DB = "default"
@@ -60,7 +60,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
         name = request.query_params.get("db") or (DEFAULT_DB if DEFAULT_DB in databases
                                                   else next(iter(databases), ""))
         if name not in databases:
-            raise UsageError(f"unknown db {name!r}: use one of {', '.join(databases) or 'none'}")
+            raise UsageError(f"unknown db {quoted(name)}: use one of {', '.join(databases) or 'none'}")
         return name, databases[name]
 
     def json(body, status: int = 200):

@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..errors import PARAMETER as P, ParameterError, UsageError, require_text
+from ..errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from ..directory.records import INACTIVE_STATUSES, RAW_KINDS, Record
 
 SCOPES = (*RAW_KINDS, "wiki", "all")
@@ -54,7 +54,7 @@ class Filters:
 
     def __post_init__(self):
         if self.scope not in SCOPES:
-            raise ParameterError("scope", f"unknown {P} {self.scope!r}: use one of {', '.join(SCOPES)}")
+            raise ParameterError("scope", f"unknown {P} {quoted(self.scope)}: use one of {', '.join(SCOPES)}")
         _text("project", self.project)
         for tag in self.tags:
             _text("tags", tag)
@@ -105,7 +105,7 @@ def where_conditions(document: dict, parameter: str = "where") -> tuple[Conditio
         if not isinstance(condition, dict):
             condition = {"$eq": condition}
         if not condition:
-            raise ParameterError(parameter, f'{P}: no operator for {field!r}: use {{"{field}": {{"$eq": ...}}}}')
+            raise ParameterError(parameter, f'{P}: no operator for {quoted(field)}: use {{"{field}": {{"$eq": ...}}}}')
         for operator, value in condition.items():
             conditions.append(_condition(str(field), operator, value, parameter))
     return tuple(conditions)
@@ -117,17 +117,18 @@ def _condition(field: str, operator: str, value, parameter: str) -> Condition:
         if isinstance(text, str):
             _text(parameter, text)
     if operator not in OPERATORS:
-        raise ParameterError(parameter, f"{P}: unknown operator {operator!r} for {field!r}: use {' '.join(OPERATORS)}")
+        raise ParameterError(parameter, f"{P}: unknown operator {quoted(operator)} for {quoted(field)}: "
+                                        f"use {' '.join(OPERATORS)}")
     if operator in ("$in", "$nin"):
         if not isinstance(value, list) or not all(_is_scalar(item) for item in value):
-            raise ParameterError(parameter, f"{P}: {operator} for {field!r} needs a list of strings, numbers or "
+            raise ParameterError(parameter, f"{P}: {operator} for {quoted(field)} needs a list of strings, numbers or "
                                             "booleans")
         return Condition(field, operator, tuple(value))
     if operator in ORDER:
         if not (_is_number(value) or isinstance(value, str)):
-            raise ParameterError(parameter, f"{P}: {operator} for {field!r} needs a number or a string")
+            raise ParameterError(parameter, f"{P}: {operator} for {quoted(field)} needs a number or a string")
     elif not _is_scalar(value):
-        raise ParameterError(parameter, f"{P}: {operator} for {field!r} needs a string, a number or a boolean")
+        raise ParameterError(parameter, f"{P}: {operator} for {quoted(field)} needs a string, a number or a boolean")
     return Condition(field, operator, value)
 
 
