@@ -150,3 +150,17 @@ def test_asking_for_more_results_does_not_reorder_the_first_ones(env, memories):
         first = [(hit.path, hit.score) for hit in library.search(query, top=5)]
         longer = [(hit.path, hit.score) for hit in library.search(query, top=30)]
     assert len(first) == 5 and longer[:5] == first
+
+
+def test_an_index_another_machine_builds_is_searched_here_but_not_indexed_from_here(env, notes):
+    from memory_search.api import served
+    from memory_search.errors import UsageError
+
+    with memory_search.open(memories_dir=str(notes.root)) as memories:
+        memories.index()
+        prefix = memories.status()["table"].removesuffix("__chunks")
+    with memory_search.open(served(memory_search.Settings.from_env(), prefix)) as remote:
+        assert remote.search("green tea", top=1, mode="keyword")
+        for action in (remote.index_in_background, remote.index):
+            with pytest.raises(UsageError, match="on another machine .*: index them there"):
+                action()

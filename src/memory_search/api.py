@@ -313,7 +313,14 @@ class Memories:
         True when it was started now."""
         from .indexing.auto import start
 
+        self._require_local("index them")
         return start(self.settings)
+
+    def _require_local(self, action: str) -> None:
+        """UsageError for an index another machine builds: its memories are there, and so is its indexer."""
+        if self.settings.remote:
+            raise UsageError(f"the memories of this index are on another machine ({self.root}): {action} there; "
+                             "its indexer keeps the index up to date")
 
     def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
         """Bring the index up to date (indexer.IndexStats); only new and changed files are read.
@@ -321,6 +328,7 @@ class Memories:
         include/exclude (globs) replace the selection the index remembers; None keeps it."""
         from .indexing.indexer import Indexer
 
+        self._require_local("index them")
         return Indexer(self.settings, include, exclude, progress, embedders=self.embedders).run(rebuild=rebuild,
                                                                                                wait=wait)
 

@@ -182,10 +182,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
                                       "are"}, 403)
             if not same_origin(request, csrf):
                 return json({"error": "refused: refresh the index from the page itself"}, 403)
-            name, settings = names_db(request)
-            if settings.remote:
-                raise UsageError(f"the memories of db {name!r} are on another machine: its indexer keeps the "
-                                 "index up to date")
+            _, settings = names_db(request)
 
             def start():
                 with resources.open(settings) as memories:
