@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import random
 import resource
@@ -374,19 +375,34 @@ def judge(data: dict, variant: str, beta) -> dict:
 def fit_sets(datas: dict[str, dict], variant: str, target: str = "keep"):
     """Fit on the sets, each weighing the same; the balance (relevant pairs' weight) is the smallest at which
     the sets' `target` at 0.5 is 0.95 on average: keep (answerable questions keeping a relevant document) or
-    keep_same (relevant pairs in the question's language, as tools/calibrate.py chooses it)."""
+    keep_same (relevant pairs in the question's language, as tools/calibrate.py chooses it). The balance is
+    found by bisection between 1 and BALANCES[-1] on its logarithm (tools/calibrate.py steps through a list)."""
     import numpy as np
 
     parts = [training_rows(data, variant) for data in datas.values()]
-    beta = None
-    for balance in BALANCES:
-        x = np.concatenate([part[0] for part in parts])
-        y = np.concatenate([part[1] for part in parts])
+    x = np.concatenate([part[0] for part in parts])
+    y = np.concatenate([part[1] for part in parts])
+
+    def attempt(balance):
         w = np.concatenate([part[2] * np.where(part[1] == 1, balance, 1.0) for part in parts])
         beta = fit(x, y, w)
-        if np.nanmean([judge(data, variant, beta)[target] for data in datas.values()]) >= 0.95:
-            return beta, balance
-    return beta, BALANCES[-1]
+        return beta, np.nanmean([judge(data, variant, beta)[target] for data in datas.values()]) >= 0.95
+
+    beta, enough = attempt(1.0)
+    if enough:
+        return beta, 1.0
+    low, high = 0.0, math.log(BALANCES[-1])
+    best, reached = attempt(BALANCES[-1])
+    if not reached:
+        return best, BALANCES[-1]
+    for _ in range(12):
+        middle = (low + high) / 2
+        beta, enough = attempt(math.exp(middle))
+        if enough:
+            high, best = middle, beta
+        else:
+            low = middle
+    return best, round(math.exp(high), 2)
 
 
 # ---------------------------------------------------------------- costs
