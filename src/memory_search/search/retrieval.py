@@ -13,6 +13,7 @@ from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError,
 from .filters import Filters
 from ..directory.records import Record
 from .snippets import snippet
+from .twins import own_language_first
 from ..indexing.chunking import turn_spans
 from ..indexing.tokens import tokenize
 
@@ -267,6 +268,11 @@ class Searcher:
                     fused = fuse(legs, request.fusion)
             else:
                 fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
+            if scored:  # a page in the question's language before its twin; language codes are read below the root
+                root = str(self.layout.root).rstrip("/") + "/"
+                paths = {candidate.id: candidate.filename.removeprefix(root) for candidates in legs.values()
+                         for candidate in candidates}
+                fused = own_language_first(fused, paths, relevance.is_cjk(relevance.cjk_bytes_share(request.query)))
             hits = self._collect(fused, legs, request, term_weights,
                                  (lambda chunk_id: relevance.judge(model, signals[chunk_id])) if model else None)
             if len(hits) >= request.top or exhausted:

@@ -1,0 +1,59 @@
+"""Twins: the same page kept in two languages, found by the paths documentation sites and vaults give them.
+
+`docs/ja/setup.md` and `docs/en/setup.md`, or `setup.ja.md` and `setup.en.md` (Docusaurus, Hugo, MkDocs
+i18n): a path with a language code as a folder or before the extension names its language, and paths that
+differ only there are one page. A question then wants the page in its own language first: the twin in the
+other says the same, and is shown after it. No other hit moves, and a page with no twin among the hits (an
+answer only the other language holds) keeps its place.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ISO 639-1 codes of the languages notes are commonly kept in, with the regional forms sites use (zh-hans,
+# pt-br, en-us). CJK: the languages whose text is in CJK script, as the query's language is told.
+CJK_LANGUAGES = frozenset({"ja", "zh", "ko"})
+LANGUAGES = CJK_LANGUAGES | frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "ru", "uk", "pl", "sv", "da", "no",
+                                       "nb", "fi", "cs", "tr", "vi", "th", "id", "hi", "ar", "he"})
+_CODE = r"([a-z]{2})(?:[-_][a-z]{2,4})?"
+_FOLDER = re.compile(rf"(?:^|/){_CODE}(?=/)", re.IGNORECASE)
+_SUFFIX = re.compile(rf"\.{_CODE}(?=\.[A-Za-z0-9]+$)", re.IGNORECASE)
+
+
+def page_and_language(path: str) -> tuple[str, str] | None:
+    """(the path without its language code, the code) when the path names a language, else None."""
+    for pattern in (_SUFFIX, _FOLDER):
+        for match in pattern.finditer(path):
+            code = match.group(1).lower()
+            if code in LANGUAGES:
+                return path[:match.start()] + "\0" + path[match.end():], code
+    return None
+
+
+def own_language_first(order: list[tuple[int, float]], filename_of: dict[int, str],
+                       query_is_cjk: bool) -> list[tuple[int, float]]:
+    """Chunks best first, with each page in the question's language moved before its twin in the other
+    language where the twin came first; every other chunk keeps its order."""
+    first: dict[str, int] = {}  # file -> the position of its best chunk
+    for position, (chunk_id, _) in enumerate(order):
+        first.setdefault(filename_of[chunk_id], position)
+    pages: dict[str, dict[bool, str]] = {}  # page -> is the question's language -> the file shown first
+    for filename in sorted(first, key=first.get):
+        named = page_and_language(filename)
+        if named is not None:
+            own = (named[1] in CJK_LANGUAGES) == query_is_cjk
+            pages.setdefault(named[0], {}).setdefault(own, filename)
+    moves = {pair[True]: first[pair[False]] for pair in pages.values()
+             if len(pair) == 2 and first[pair[True]] > first[pair[False]]}
+    if not moves:
+        return order
+    lifted = {first[filename]: before for filename, before in moves.items()}
+    result = []
+    waiting = {before: position for position, before in lifted.items()}
+    for position, item in enumerate(order):
+        if position in waiting:
+            result.append(order[waiting[position]])
+        if position not in lifted:
+            result.append(item)
+    return result
