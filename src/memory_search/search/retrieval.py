@@ -291,10 +291,11 @@ class Searcher:
         answer is most often the reply to the turns it matched, or what they reply to. A chunk is a window of a
         conversation where the chunk next to it shares turns with it (no other chunks overlap). hits: each with
         the file name the index knows it by."""
-        wanted = [(filename, hit.chunk_index + step) for hit, filename in hits
-                  if hit.chunk_index is not None and hit.start_line is not None for step in (-1, 1)]
+        talk = [(hit, filename) for hit, filename in hits if hit.chunk_index is not None
+                and hit.start_line is not None and len(turn_spans(hit.chunk_text, hit.start_line)) > 1]
+        wanted = [(filename, hit.chunk_index + step) for hit, filename in talk for step in (-1, 1)]
         near = self.layout.neighbours(self.conn, wanted) if wanted else {}
-        for hit, filename in hits if near else ():
+        for hit, filename in talk if near else ():
             before = near.get((filename, hit.chunk_index - 1))
             after = near.get((filename, hit.chunk_index + 1))
             lines = hit.chunk_text.split("\n")
