@@ -36,6 +36,15 @@ def test_other_paths_name_no_language(path):
     assert page_and_language(path) is None
 
 
+def test_a_default_language_kept_without_a_code_is_the_other_scripts_twin():
+    files = {1: "notes/setup.md", 2: "notes/backup.md", 3: "notes/setup.ja.md", 4: "wiki/setup.md"}
+    order = [(1, 0.9), (2, 0.8), (4, 0.75), (3, 0.7)]
+    assert own_language_first(order, files, query_is_cjk=True) == [(3, 0.7), (1, 0.9), (2, 0.8), (4, 0.75)]
+    assert own_language_first(order, files, query_is_cjk=False) == order
+    japanese_first = [(3, 0.9), (2, 0.8), (1, 0.7)]
+    assert own_language_first(japanese_first, files, query_is_cjk=False) == [(1, 0.7), (3, 0.9), (2, 0.8)]
+
+
 def test_only_a_twin_moves_and_only_before_its_own_twin():
     files = {1: "wiki/en/setup.md", 2: "wiki/backup.md", 3: "wiki/ja/setup.md", 4: "wiki/ja/setup.md",
              5: "wiki/en/only-english.md", 6: "wiki/ja/other.md"}
@@ -48,13 +57,16 @@ def test_only_a_twin_moves_and_only_before_its_own_twin():
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
-def test_a_question_gets_the_page_in_its_own_language_before_its_twin(env, memories, mode):
-    memories.write("wiki/ja/setup.md", SETUP_JA, title="開発環境のセットアップ")
-    memories.write("wiki/en/setup.md", SETUP_EN, title="Setting up the development environment")
+@pytest.mark.parametrize("japanese, english", [("wiki/ja/setup.md", "wiki/en/setup.md"),
+                                               ("wiki/setup.ja.md", "wiki/setup.md")])
+def test_a_question_gets_the_page_in_its_own_language_before_its_twin(env, memories, mode, japanese, english):
+    memories.write(japanese, SETUP_JA, title="開発環境のセットアップ")
+    memories.write(english, SETUP_EN, title="Setting up the development environment")
     memories.write("wiki/backup.md", "# Backups\n\nNightly dumps go to object storage.", title="Backups")
     index(env, memories)
     # Japanese by its script (a tenth of its characters), though most of its words match the English page
-    japanese = search(env, memories, "setup 手順は？ make install, make test", "--mode", mode)
-    english = search(env, memories, "how to set up the development environment with make install", "--mode", mode)
-    assert japanese[0]["path"].endswith("wiki/ja/setup.md")
-    assert english[0]["path"].endswith("wiki/en/setup.md")
+    asked_in_japanese = search(env, memories, "setup 手順は？ make install, make test", "--mode", mode)
+    asked_in_english = search(env, memories, "how to set up the development environment with make install",
+                              "--mode", mode)
+    assert asked_in_japanese[0]["path"] == str(memories.root / japanese)
+    assert asked_in_english[0]["path"] == str(memories.root / english)
