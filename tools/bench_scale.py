@@ -56,10 +56,10 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, serve_clients, s
     changes the exact ten on the base's real embeddings; the bytes each part of the index takes, per
     chunk; the HNSW build time with the indexer's own settings. With --serve-clients, scripts/serve.py is
     started as a team starts it (127.0.0.1, --token-file in the workdir, the index served as
-    --db team=index:PREFIX) and clients send /api/search (hybrid, examples/eval's questions, the token as
+    --db team=index:PREFIX) and clients send /api/search (both branches, examples/eval's questions, the token as
     Authorization: Bearer) back to back: requests/s, p50/p95 ms and errors at each number of clients, with
-    the load average at its end, the machine's CPU busy meanwhile, the CPU seconds serve.py and
-    PostgreSQL spent, and the most database connections the server held.
+    the load average at its end, the machine's CPU busy meanwhile, the CPU seconds serve.py,
+    PostgreSQL and the clients spent, and the most database connections the server held.
 
     Uses its own embedded PostgreSQL (MEMORIES_DATABASE_URL is ignored), stopped at the end; with --workdir
     the index stays there for another look."""

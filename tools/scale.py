@@ -441,7 +441,7 @@ def report_text(report: dict) -> str:
             from face_bench import team_text
 
             lines += ["", f"the team server (serve.py, a bearer token, 127.0.0.1) at {row['chunks']:,} chunks, "
-                      "/api/search (hybrid) back to back:", team_text(row["serve"])]
+                      "/api/search (its keyword and semantic branches) back to back:", team_text(row["serve"])]
     if report["sizes"]:
         last = report["sizes"][-1]
         lines += ["", f"bytes per chunk by part at {last['chunks']:,} chunks:"]
