@@ -26,9 +26,9 @@ QUERIES = ("セッション要約の保存先", "how do we tune the HNSW index",
 
 
 def measure(base_url: str, db: str = "default", clients: int = 16, seconds: float = 30.0,
-            queries=QUERIES, limit: int = 10, token: str | None = None) -> dict:
-    """Each client sends GET /api/search (both branches) back to back until the time is up (with
-    `Authorization: Bearer token` when a token is given)."""
+            queries=QUERIES, limit: int = 10, token: str | None = None, target: str | None = None) -> dict:
+    """Each client sends GET /api/search (both branches, or the `target` one) back to back until the time is up
+    (with `Authorization: Bearer token` when a token is given)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     latencies: list[float] = []
     errors: list[str] = []
@@ -40,7 +40,8 @@ def measure(base_url: str, db: str = "default", clients: int = 16, seconds: floa
         while time.monotonic() < deadline:
             query = queries[sent % len(queries)]
             sent += 1
-            url = f"{base_url}/api/search?" + urllib.parse.urlencode({"db": db, "q": query, "limit": limit})
+            url = f"{base_url}/api/search?" + urllib.parse.urlencode({"db": db, "q": query, "limit": limit,
+                                                                     **({"target": target} if target else {})})
             started = time.perf_counter()
             try:
                 with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as response:
