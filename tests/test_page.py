@@ -279,6 +279,16 @@ def test_a_refresh_needs_the_pages_own_token_and_a_same_origin_request_then_runs
         index(server["env"], kb)
 
 
+def test_the_load_report_sends_a_team_servers_token(team_server):
+    from face_bench import measure
+
+    base, token = team_server["base"], team_server["token"]
+    answered = measure(base, clients=2, seconds=1, token=token)
+    assert answered["errors"] == 0 and answered["requests"] > 0
+    refused = measure(base, clients=1, seconds=1)
+    assert refused["requests"] > 0 and refused["errors"] == refused["requests"] and "401" in refused["first_error"]
+
+
 def test_in_team_mode_a_person_signs_in_once_with_a_form_and_gets_an_httponly_samesite_cookie(team_server):
     base, token = team_server["base"], team_server["token"]
     host = urllib.parse.urlsplit(base).netloc

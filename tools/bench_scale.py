@@ -18,7 +18,9 @@ EXAMPLES = """\
   nice -n 15 bench_scale.py                              # 20k, 100k and 300k chunks (about an hour on 2 cores)
   nice -n 15 bench_scale.py --sizes 20000,1000000 --json
   bench_scale.py --sizes 20000 --queries 10 --workdir /var/tmp/scale   # keep the index for another look
-  bench_scale.py --sizes 20000 --workdir /var/tmp/scale --ef-search 100,200,400   # measured again as it is"""
+  bench_scale.py --sizes 20000 --workdir /var/tmp/scale --ef-search 100,200,400   # measured again as it is
+  nice -n 10 bench_scale.py --sizes 20000,100000 --queries 10 --workdir /var/tmp/scale --serve-clients 1,8,32
+                                                         # and the team server under 1, 8 and 32 clients"""
 
 
 @command(EXAMPLES)
@@ -31,8 +33,13 @@ EXAMPLES = """\
                    "removed at the end)")
 @click.option("--ef-search", default="", help="also measure recall and the semantic leg at these hnsw.ef_search "
                                             "values, comma-separated (the searches use layouts.HNSW_EF_SEARCH)")
+@click.option("--serve-clients", metavar="N,N,...", default="",
+              help="also start serve.py as a team server (127.0.0.1, a token file) at each size and measure "
+                   "/api/search under each number of concurrent clients")
+@click.option("--serve-seconds", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+              help="how long the clients send at each number")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def bench_scale_command(sizes, query_count, workdir, ef_search, as_json):
+def bench_scale_command(sizes, query_count, workdir, ef_search, serve_clients, serve_seconds, as_json):
     """Grow a real index to large sizes in SQL and measure searches, size and the HNSW build.
 
     The base is a real index: examples/memories and the notes of examples/eval written out as memories,
@@ -47,8 +54,15 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, as_json):
     and of a hybrid search filtered to sessions; recall@10 of the semantic leg against an exact scan,
     unfiltered and filtered (and the share of filtered legs that came back full); how often half precision
     changes the exact ten on the base's real embeddings; the bytes each part of the index takes, per
-    chunk; the HNSW build time with the indexer's own settings. Uses its own embedded PostgreSQL
-    (MEMORIES_DATABASE_URL is ignored)."""
+    chunk; the HNSW build time with the indexer's own settings. With --serve-clients, scripts/serve.py is
+    started as a team starts it (127.0.0.1, --token-file in the workdir, the index served as
+    --db team=index:PREFIX) and clients send /api/search (both branches, examples/eval's questions, the token as
+    Authorization: Bearer) back to back: requests/s, p50/p95 ms and errors at each number of clients, with
+    the load average at its end, the machine's CPU busy meanwhile, the CPU seconds serve.py,
+    PostgreSQL and the clients spent, and the most database connections the server held.
+
+    Uses its own embedded PostgreSQL (MEMORIES_DATABASE_URL is ignored), stopped at the end; with --workdir
+    the index stays there for another look."""
     from scale import Scale, report_text
 
     from memory_search.render import as_json as to_json
@@ -56,13 +70,15 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, as_json):
     try:
         targets = sorted(int(size) for size in sizes.split(",") if size.strip())
         ef_values = [int(value) for value in ef_search.split(",") if value.strip()]
+        levels = [int(value) for value in serve_clients.split(",") if value.strip()]
     except ValueError:
-        raise UsageError(f"--sizes {sizes!r} / --ef-search {ef_search!r}: give numbers like 20000,100000") from None
+        raise UsageError(f"--sizes {sizes!r} / --ef-search {ef_search!r} / --serve-clients {serve_clients!r}: "
+                         "give numbers like 20000,100000") from None
     if not targets:
         raise UsageError("--sizes is empty: give chunk counts like 20000,100000")
     scale = Scale(workdir, say=lambda message: click.echo(message, err=True))
     try:
-        report = scale.run(targets, query_count, ef_values)
+        report = scale.run(targets, query_count, ef_values, levels, serve_seconds)
     finally:
         scale.close()
     click.echo(to_json(report) if as_json else report_text(report))

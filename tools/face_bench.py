@@ -26,8 +26,10 @@ QUERIES = ("セッション要約の保存先", "how do we tune the HNSW index",
 
 
 def measure(base_url: str, db: str = "default", clients: int = 16, seconds: float = 30.0,
-            queries=QUERIES, limit: int = 10) -> dict:
-    """Each client sends GET /api/search (both branches) back to back until the time is up."""
+            queries=QUERIES, limit: int = 10, token: str | None = None, target: str | None = None) -> dict:
+    """Each client sends GET /api/search (both branches, or the `target` one) back to back until the time is up
+    (with `Authorization: Bearer token` when a token is given)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -38,10 +40,11 @@ def measure(base_url: str, db: str = "default", clients: int = 16, seconds: floa
         while time.monotonic() < deadline:
             query = queries[sent % len(queries)]
             sent += 1
-            url = f"{base_url}/api/search?" + urllib.parse.urlencode({"db": db, "q": query, "limit": limit})
+            url = f"{base_url}/api/search?" + urllib.parse.urlencode({"db": db, "q": query, "limit": limit,
+                                                                     **({"target": target} if target else {})})
             started = time.perf_counter()
             try:
-                with urllib.request.urlopen(url, timeout=60) as response:
+                with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as response:
                     response.read()
                     failed = None if response.status == 200 else f"HTTP {response.status}"
             except (urllib.error.URLError, OSError) as error:
@@ -89,6 +92,96 @@ def at_levels(base_url: str, env: dict, levels: list[int], seconds: float, queri
         results.append({"clients": clients, "http": http, "mcp_http": mcp,
                         "db_connections_peak": max(peak[0], peak_mcp[0])})
     return results
+
+
+def team_server(env: dict, workdir: Path, prefix: str, levels: list[int], seconds: float,
+                queries=QUERIES) -> list[dict]:
+    """scripts/serve.py as a team starts it (127.0.0.1, a token file in `workdir`) serving the index `prefix` as
+    db "team"; at each level of concurrent clients, /api/search for `seconds` with the bearer token. With each
+    level: the machine's load average (1 minute) at its end, the share of the machine's CPU busy meanwhile, the
+    CPU seconds serve.py, the database's backends and the clients (this process) spent, and the most database
+    connections held."""
+    token_file = workdir / "team-token"
+    args = ("--host", "127.0.0.1", "--token-file", str(token_file), "--db", f"team=index:{prefix}")
+    postmaster = _postmaster(env)
+    results = []
+    with serving(env, args) as (url, process):
+        token = token_file.read_text(encoding="utf-8").strip()
+        measure(url, "team", 2, min(seconds, 5.0), queries, token=token)  # warm: the model, the caches
+        for clients in levels:
+            busy, server, database = _machine_busy(), _cpu_seconds([process.pid]), _cpu_seconds(_children(postmaster))
+            own = time.process_time()
+            with _connection_watch(env) as peak:
+                http = measure(url, "team", clients, seconds, queries, token=token)
+            busy_end = _machine_busy()
+            http.update(load=round(os.getloadavg()[0], 2),
+                        cpu_busy=round(100 * (busy_end[0] - busy[0]) / max(busy_end[1] - busy[1], 1)),
+                        serve_cpu_s=round(_cpu_seconds([process.pid]) - server, 1),
+                        database_cpu_s=round(_cpu_seconds(_children(postmaster)) - database, 1),
+                        clients_cpu_s=round(time.process_time() - own, 1), db_connections_peak=peak[0])
+            results.append(http)
+    return results
+
+
+def team_text(levels: list[dict]) -> str:
+    lines = ["| clients | requests/s | p50 ms | p95 ms | errors | load (1 min) | CPU busy "
+             "| CPU s: serve.py / PostgreSQL / clients | db connections |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in levels:
+        lines.append(f"| {row['clients']} | {row['requests_per_s']} | {row['p50_ms']} | {row['p95_ms']} "
+                     f"| {row['errors']}{' (' + row['first_error'][:80] + ')' if row['errors'] else ''} "
+                     f"| {row['load']} | {row['cpu_busy']} % | {row['serve_cpu_s']} / {row['database_cpu_s']} "
+                     f"/ {row.get('clients_cpu_s')} "
+                     f"| {row['db_connections_peak']} |")
+    return "\n".join(lines)
+
+
+def _postmaster(env: dict) -> int | None:
+    """The embedded PostgreSQL's process id when the settings use it (None for a configured server)."""
+    from memory_search.config import Settings
+    from memory_search.storage.database import EmbeddedServer
+
+    settings = Settings.from_env(env)
+    if settings.database_url:
+        return None
+    try:
+        return int((EmbeddedServer(settings.data_dir).pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _children(parent: int | None) -> list[int]:
+    if parent is None:
+        return []
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds the processes (all their threads) have spent; Linux's /proc, else 0."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _machine_busy() -> tuple[int, int]:
+    """(busy, all) CPU ticks of the machine since it started, from /proc/stat ((0, 0) elsewhere)."""
+    try:
+        ticks = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
 
 
 @contextmanager
@@ -190,15 +283,22 @@ def mcp_round_trip(env: dict, calls: int = 20, queries=QUERIES) -> dict:
 
 
 @contextmanager
-def running_http_server(env: dict):
-    """scripts/serve.py on a free port, its endpoint file in a temporary configuration folder."""
+def running_http_server(env: dict, args: tuple[str, ...] = ()):
+    """scripts/serve.py on a free port, its endpoint file in a temporary configuration folder: its base URL."""
+    with serving(env, args) as (url, _process):
+        yield url
+
+
+@contextmanager
+def serving(env: dict, args: tuple[str, ...] = ()):
+    """scripts/serve.py with `args` on a free port, as a user starts it: (its base URL, the process)."""
     import subprocess
     import sys
     import tempfile
 
     with tempfile.TemporaryDirectory() as config:
         serve = Path(__file__).resolve().parent.parent / "scripts" / "serve.py"
-        process = subprocess.Popen([sys.executable, str(serve)],
+        process = subprocess.Popen([sys.executable, str(serve), *args],
                                    env={**env, "XDG_CONFIG_HOME": config}, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         endpoint = Path(config) / "memory-search" / "endpoint"
@@ -208,7 +308,7 @@ def running_http_server(env: dict):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise MemorySearchError(f"serve.py did not start: {process.stderr.read().strip()[:300]}")
                 time.sleep(0.1)
-            yield endpoint.read_text().strip()
+            yield endpoint.read_text().strip(), process
         finally:
             process.terminate()
             process.wait(timeout=30)

@@ -362,7 +362,15 @@ class Scale:
                 largest = max(largest, max(abs(row[1] - row[2]) for row in rows))
         return {"top10_same": round(same / total, 3), "largest_cosine_difference": round(largest, 5)}
 
-    def run(self, targets: list[int], query_count: int, ef_search: list[int] = ()) -> dict:
+    def serve(self, levels: list[int], seconds: float) -> list[dict]:
+        """The team server over this index (serve.py with a token, the index served as db "team") under each
+        level of concurrent clients asking examples/eval's questions: face_bench.team_server's figures."""
+        from face_bench import team_server
+
+        return team_server(dict(os.environ), self.workdir, self.tables.prefix, levels, seconds, questions(40))
+
+    def run(self, targets: list[int], query_count: int, ef_search: list[int] = (), serve_levels: list[int] = (),
+            serve_seconds: float = 30.0) -> dict:
         report = {"machine": {"cores": os.cpu_count(), "load": os.getloadavg()[0],
                               "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
                   "base": self.base(), "sizes": []}
@@ -382,6 +390,10 @@ class Scale:
             row["parts"] = self.sizes()
             self.say(f"  searching ({len(queries)} questions per mode)")
             row.update(self.measure(queries, ef_search))
+            if serve_levels:
+                self.say(f"  the team server under {', '.join(map(str, serve_levels))} clients, "
+                         f"{serve_seconds:g} s each")
+                row["serve"] = self.serve(serve_levels, serve_seconds)
             self.say(f"  {json.dumps(row)}")
             report["sizes"].append(row)
         with self.connect() as conn:
@@ -393,8 +405,8 @@ class Scale:
     def close(self) -> None:
         from memory_search.storage.database import EmbeddedServer
 
+        EmbeddedServer(self.settings.data_dir).stop()  # a kept workdir's server starts again on demand
         if self.owned:
-            EmbeddedServer(self.settings.data_dir).stop()
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -424,6 +436,12 @@ def report_text(report: dict) -> str:
             lines.append(f"  {row['chunks']:,} chunks, hnsw.ef_search {value}: semantic leg "
                          f"{figures['leg']['p50_ms']}/{figures['leg']['p95_ms']} ms, recall@10 "
                          f"{_recall(figures['recall@10'])} ({_recall(figures['recall@10 session'])})")
+    for row in report["sizes"]:
+        if row.get("serve"):
+            from face_bench import team_text
+
+            lines += ["", f"the team server (serve.py, a bearer token, 127.0.0.1) at {row['chunks']:,} chunks, "
+                      "/api/search (its keyword and semantic branches) back to back:", team_text(row["serve"])]
     if report["sizes"]:
         last = report["sizes"][-1]
         lines += ["", f"bytes per chunk by part at {last['chunks']:,} chunks:"]
