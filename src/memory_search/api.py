@@ -313,13 +313,13 @@ class Memories:
         True when it was started now."""
         from .indexing.auto import start
 
-        self._require_local("index them")
+        self._require_local()
         return start(self.settings)
 
-    def _require_local(self, action: str) -> None:
+    def _require_local(self) -> None:
         """UsageError for an index another machine builds: its memories are there, and so is its indexer."""
         if self.settings.remote:
-            raise UsageError(f"the memories of this index are on another machine ({self.root}): {action} there; "
+            raise UsageError(f"the memories of this index are on another machine ({self.root}): index them there; "
                              "its indexer keeps the index up to date")
 
     def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
@@ -328,7 +328,7 @@ class Memories:
         include/exclude (globs) replace the selection the index remembers; None keeps it."""
         from .indexing.indexer import Indexer
 
-        self._require_local("index them")
+        self._require_local()
         return Indexer(self.settings, include, exclude, progress, embedders=self.embedders).run(rebuild=rebuild,
                                                                                                wait=wait)
 

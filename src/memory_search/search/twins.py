@@ -57,16 +57,16 @@ def own_language_first(order: list[tuple[int, float]], filename_of: dict[int, st
         sides.setdefault(own, filename)
         if named[2] in first and _named(named[2]) is None:  # setup.md beside setup.ja.md: the other script's
             sides[not own] = min(sides.get(not own, named[2]), named[2], key=first.get)
-    moves = {pair[True]: first[pair[False]] for pair in pages.values()
-             if len(pair) == 2 and first[pair[True]] > first[pair[False]]}
-    if not moves:
+    # the position of a twin shown first -> that of the page in the question's language, shown before it now
+    lifted = {first[pair[False]]: first[pair[True]] for pair in pages.values()
+              if len(pair) == 2 and first[pair[True]] > first[pair[False]]}
+    if not lifted:
         return order
-    lifted = {first[filename]: before for filename, before in moves.items()}
+    moved = set(lifted.values())
     result = []
-    waiting = {before: position for position, before in lifted.items()}
     for position, item in enumerate(order):
-        if position in waiting:
-            result.append(order[waiting[position]])
-        if position not in lifted:
+        if position in lifted:
+            result.append(order[lifted[position]])
+        if position not in moved:
             result.append(item)
     return result
