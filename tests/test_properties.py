@@ -1,5 +1,5 @@
-"""Properties that hold for any input: the frontmatter splitter, the tokenizer, the --where parser and the
-chunker never let an exception escape and keep their promises."""
+"""Properties that hold for any input: the frontmatter splitter, the tokenizer, the --where parser, the
+chunker, the turns of a chunk and the twins of paths never let an exception escape and keep their promises."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from conftest import seeded
 
-from memory_search.indexing.chunking import MAX_CHARS, chunk_markdown
+from memory_search.indexing.chunking import MAX_CHARS, chunk_markdown, turn_spans
 from memory_search.errors import ParameterError
 from memory_search.search.filters import matches, parse_where, Filters
 from memory_search.directory.files import BadMemory, split_frontmatter
 from memory_search.directory.records import make_record
 from memory_search.indexing.tokens import tokenize
+from memory_search.search.twins import own_language_first, page_and_language
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -106,3 +107,32 @@ def test_marks_are_ordered_disjoint_spans_inside_the_text(text, query):
     assert all(0 <= start < end <= len(text) for start, end in spans)
     assert all(first[1] < second[0] for first, second in zip(spans, spans[1:]))
     assert marks(text, "") == []
+
+
+path_parts = st.lists(st.one_of(st.sampled_from(["ja", "en", "zh-hans", "pt-BR", "wiki", "docs", "x.md", "x.ja.md",
+                                                 "x.en.md", "セットアップ.md", ".md", "..", "", "go"]),
+                                st.text(max_size=12)), min_size=1, max_size=5)
+
+
+@seeded
+@FAST
+@given(st.lists(path_parts, max_size=12), st.booleans())
+def test_twins_reordering_only_moves_chunks_and_reads_any_path(paths, query_is_cjk):
+    files = {number: "/".join(parts) for number, parts in enumerate(paths)}
+    for path in files.values():
+        named = page_and_language(path)
+        assert named is None or (named[1].isascii() and len(named[1]) == 2 and "\0" in named[0])
+    order = [(number, 1.0 - number / 100) for number in files]
+    reordered = own_language_first(order, files, query_is_cjk)
+    assert sorted(reordered) == sorted(order)  # the same chunks, none lost or doubled
+
+
+@seeded
+@FAST
+@given(markdown_lines, st.integers(min_value=1, max_value=10_000))
+def test_turn_spans_lie_within_the_text_in_order(lines, first_line):
+    text = "\n".join(lines)
+    spans = turn_spans(text, first_line)
+    last = first_line + text.count("\n")
+    for (start, end), following in zip(spans, spans[1:] + [(last + 1, last + 1)]):
+        assert first_line <= start <= end < following[0] <= last + 1
