@@ -121,3 +121,24 @@ def test_an_error_body_that_echoes_the_key_is_masked(voyage_env, voyage, notes):
     result = run_script("index", env=voyage_env, memories=notes)
     assert result.returncode == 1 and "Voyage AI refused" in result.stderr
     assert GOOD_KEY not in result.stderr and "***" in result.stderr
+
+
+def test_a_server_asks_voyage_once_for_a_question_asked_again_soon(voyage_env, voyage, notes):
+    from starlette.testclient import TestClient
+
+    from memory_search.config import Settings
+    from memory_search.faces.http_api import Database, create_app
+    from memory_search.resources import Resources
+
+    index(voyage_env, notes)
+    settings = Settings.from_env(voyage_env).with_overrides(memories_dir=notes.root)
+    app = create_app([Database("default", notes.root, "2026-12-01T00:00:00Z", settings)], Resources(4))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        for question, calls in (("when to water tomatoes", 1), ("engine oil", 1), ("when to water tomatoes", 0)):
+            before = len(voyage.requests)
+            answer = client.get("/api/search", params={"q": question, "db": "default"})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["semantic"]
+            asked = [request["input"] for request in voyage.requests[before:]
+                     if request["path"].endswith("/embeddings")]
+            assert asked == [[question]] * calls  # not again when asked again soon

@@ -5,6 +5,7 @@ HTTP: N clients sending /api/search (both branches) back to back for a while: re
 
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import threading
@@ -28,18 +29,19 @@ QUERIES = ("セッション要約の保存先", "how do we tune the HNSW index",
 def measure(base_url: str, db: str = "default", clients: int = 16, seconds: float = 30.0,
             queries=QUERIES, limit: int = 10, token: str | None = None, target: str | None = None) -> dict:
     """Each client sends GET /api/search (both branches, or the `target` one) back to back until the time is up
-    (with `Authorization: Bearer token` when a token is given)."""
+    (with `Authorization: Bearer token` when a token is given). Each request's question is new to the server
+    (numbered), so none is answered from the vectors it keeps of recent questions."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
+    numbers = itertools.count()
     deadline = time.monotonic() + seconds
 
     def client(number: int):
-        sent = number
         while time.monotonic() < deadline:
-            query = queries[sent % len(queries)]
-            sent += 1
+            sent = next(numbers)
+            query = f"{queries[sent % len(queries)]} {sent}"
             url = f"{base_url}/api/search?" + urllib.parse.urlencode({"db": db, "q": query, "limit": limit,
                                                                      **({"target": target} if target else {})})
             started = time.perf_counter()
@@ -219,21 +221,22 @@ def mcp_over_http(base_url: str, clients: int, seconds: float, queries=QUERIES) 
 
     latencies: list[float] = []
     errors: list[str] = []
+    numbers = itertools.count()
 
     async def client(number: int, deadline: float):
         async with streamable_http_client(base_url + "/mcp") as streams:
             async with ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
-                sent = number
                 while time.monotonic() < deadline:
+                    sent = next(numbers)
                     started = time.perf_counter()
                     try:
-                        result = await session.call_tool("search", {"query": queries[sent % len(queries)], "top": 10})
+                        result = await session.call_tool("search", {"query": f"{queries[sent % len(queries)]} {sent}",
+                                                                    "top": 10})
                         (errors.append(result.content[0].text) if result.is_error else
                          latencies.append(time.perf_counter() - started))
                     except Exception as error:  # noqa: BLE001 - counted, the run goes on
                         errors.append(str(error))
-                    sent += 1
 
     async def main():
         deadline = time.monotonic() + seconds

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..config import Settings
@@ -173,12 +174,25 @@ class Embedders:
 
 
 class _OneAtATime(Embedder):
+    """A shared embedder: one thread at a time, and a query asked again soon (a server's two branches ask
+    for the same one at once) answered from the last vectors instead of the model or the API."""
+
+    RECENT_QUERIES = 64
+
     def __init__(self, embedder: Embedder):
         self.inner, self.spec, self.lock = embedder, embedder.spec, threading.Lock()
+        self.recent: OrderedDict[str, list[float]] = OrderedDict()
 
     def embed_query(self, text: str) -> list[float]:
         with self.lock:
-            return self.inner.embed_query(text)
+            vector = self.recent.get(text)
+            if vector is None:
+                vector = self.recent[text] = self.inner.embed_query(text)
+                if len(self.recent) > self.RECENT_QUERIES:
+                    self.recent.popitem(last=False)
+            else:
+                self.recent.move_to_end(text)
+            return list(vector)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         with self.lock:
