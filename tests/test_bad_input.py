@@ -154,6 +154,22 @@ def test_a_value_as_long_as_a_page_is_not_echoed_back(env, notes, faces, paramet
     assert answer.status_code == 400 and len(answer.text) < 400, answer.text[:400]
 
 
+@pytest.mark.parametrize("variable", ["MEMORIES_EMBEDDING_PROVIDER", "MEMORIES_TABLE"])
+def test_a_setting_as_long_as_a_page_is_not_echoed_back(env, notes, variable):
+    result = run_script("search", "tea", env=dict(env, **{variable: "x" * 100_000}), memories=notes)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr[:400]
+    assert len(result.stderr) < 400 and "100,000 characters" in result.stderr, result.stderr[:400]
+
+
+def test_a_knowledge_base_setting_as_long_as_a_page_is_not_echoed_back():
+    from memory_search import knowledge_base
+    from memory_search.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        knowledge_base._chunk_settings("9" * 50_000 + "x", 0)
+    assert len(str(refused.value)) < 300 and "50,001 characters" in str(refused.value)
+
+
 def test_a_message_names_the_parameter_as_each_face_spells_it(env, notes, faces):
     server, client = faces
     cli = run_script("search", "tea", "--since", "2026-13-01", env=env, memories=notes)

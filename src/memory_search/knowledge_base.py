@@ -19,7 +19,7 @@ from .storage import schema, writer
 from .config import Settings
 from .storage.database import connect
 from .embedding import Embedder, ModelSpec, choose_spec, is_known
-from .errors import IndexMismatch, IndexMissing, UsageError
+from .errors import IndexMismatch, IndexMissing, UsageError, quoted
 from .search.filters import Filters, where_conditions
 from .search.layouts import ManagedLayout
 from .directory.files import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
@@ -268,7 +268,8 @@ def _chunk_settings(size, overlap) -> tuple[int, int]:
         size = DEFAULT_CHUNK_SIZE if size in (None, "") else int(size)
         overlap = DEFAULT_CHUNK_OVERLAP if overlap in (None, "") else int(overlap)
     except (TypeError, ValueError):
-        raise UsageError(f"chunk_size {size!r} and chunk_overlap {overlap!r} must be whole numbers") from None
+        raise UsageError(f"chunk_size {quoted(size)} and chunk_overlap {quoted(overlap)} must be whole "
+                         "numbers") from None
     if size < 50 or overlap < 0 or overlap >= size:
         raise UsageError(f"chunk_size {size} and chunk_overlap {overlap}: need chunk_size >= 50 "
                          "and 0 <= chunk_overlap < chunk_size")

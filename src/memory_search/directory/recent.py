@@ -9,7 +9,7 @@ from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 from .files import name_problem, read_record, require_directory
 from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 
@@ -23,7 +23,7 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     inclusive) and one project. A folder that cannot be read right now is not taken for empty: `warn` is
     told which, once, and the records it holds are missing from the list."""
     if kind not in RECENT_KINDS:
-        raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(RECENT_KINDS)}")
+        raise UsageError(f"unknown kind {quoted(kind)}: use one of {', '.join(RECENT_KINDS)}")
     require_directory(memories_root, missing)
     oldest = since.isoformat() if since else None
     if days is not None:

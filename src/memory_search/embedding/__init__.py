@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..config import Settings
-from ..errors import IndexMismatch, UsageError
+from ..errors import IndexMismatch, UsageError, quoted
 from ..hints import command
 
 # name -> module; the first whose `configured` says so is the default, local the fallback.
@@ -85,7 +85,8 @@ _LOADED: dict[str, BaseProvider] = {}
 def provider(name: str) -> BaseProvider:
     """The registered provider `name`. Raises UsageError for an unknown one."""
     if name not in PROVIDERS:
-        raise UsageError(f"unknown MEMORIES_EMBEDDING_PROVIDER {name!r}: use one of {', '.join(sorted(PROVIDERS))}")
+        raise UsageError(f"unknown MEMORIES_EMBEDDING_PROVIDER {quoted(name)}: use one of "
+                         f"{', '.join(sorted(PROVIDERS))}")
     if name not in _LOADED:
         _LOADED[name] = importlib.import_module(PROVIDERS[name]).Provider()
     return _LOADED[name]

@@ -70,7 +70,7 @@ def load(settings: Settings, databases: list[Database], resources: Resources, wa
             known = error if isinstance(error, MemorySearchError) else refusal(error)
             if known is None:
                 raise
-            warn(f"db {database.name!r} not loaded: {known}")
+            warn(f"db {quoted(database.name)} not loaded: {known}")
             continue
         database.settings = chosen
 

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from psycopg import sql
 
-from ..errors import MemorySearchError, UsageError, first_line
+from ..errors import MemorySearchError, UsageError, first_line, quoted
 from .filters import Filters, sql_conditions
 from ..storage.schema import ManagedTables, no_index, read_meta
 
@@ -56,7 +56,7 @@ def write(items: Iterator[dict], output_format: str, stream) -> int:
     """Write the items to a text stream in the format, flushed; returns how many were written. Raises
     MemorySearchError when the stream cannot be written (a full disk)."""
     if output_format not in FORMATS:
-        raise UsageError(f"unknown format {output_format!r}: use {', '.join(FORMATS)}")
+        raise UsageError(f"unknown format {quoted(output_format)}: use {', '.join(FORMATS)}")
     try:
         count = _write(items, output_format, stream)
         stream.flush()

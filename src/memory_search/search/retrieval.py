@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from . import relevance
 from ..params import MODES, require_query
-from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line
+from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, quoted
 from .filters import Filters
 from ..directory.records import Record
 from .snippets import snippet
@@ -190,7 +190,7 @@ class Searcher:
         if request.mode is None:
             return "hybrid" if self.layout.has_keyword_leg else "semantic"
         if request.mode not in MODES:
-            raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+            raise UsageError(f"unknown mode {quoted(request.mode)}: use one of {', '.join(MODES)}")
         if request.mode != "semantic" and not self.layout.has_keyword_leg:
             raise ParameterError("mode", f"table {self.layout.table} has no keyword column: use {P} semantic")
         return request.mode
@@ -238,7 +238,7 @@ class Searcher:
              first_keyword: KeywordResult | None = None, scored: bool = True) -> list[Hit]:
         fetch = _fetch(request, fused=vector is not None and terms is not None)
         if request.fusion not in FUSIONS:
-            raise UsageError(f"unknown fusion {request.fusion!r}: use one of {', '.join(FUSIONS)}")
+            raise UsageError(f"unknown fusion {quoted(request.fusion)}: use one of {', '.join(FUSIONS)}")
         embedder = getattr(self.embedder, "spec", None) if vector is not None else None
         calibration = relevance.calibration(embedder.key if embedder is not None else None) if scored else None
         while True:
@@ -467,7 +467,7 @@ def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[in
     scaled by coverage; convex-equal: without that scaling. weighted: 0.7 x cosine + 0.3 x BM25 scaled
     by the leg's best, the BM25 part also scaled by coverage; weighted-equal: without that scaling."""
     if method not in FUSIONS:
-        raise UsageError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
+        raise UsageError(f"unknown fusion {quoted(method)}: use one of {', '.join(FUSIONS)}")
     if method == "learned":  # without a calibrated embedding model (relevance.fuse does it with one)
         method = "rrf"
     if method.startswith("weighted"):

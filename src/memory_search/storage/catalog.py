@@ -12,7 +12,7 @@ from psycopg import sql
 
 from ..config import Settings
 from .database import connect
-from ..errors import AccessDenied, UsageError, first_line
+from ..errors import AccessDenied, UsageError, first_line, quoted
 from ..hints import command
 from .schema import ManagedTables, columns_of, read_meta
 
@@ -79,7 +79,7 @@ def served(settings: Settings, prefix: str) -> Settings:
         if entry.prefix == prefix:
             return settings.with_overrides(memories_dir=entry.memories_dir, table=entry.prefix, remote=True)
     known = ", ".join(entry.prefix for entry in entries if entry.readable) or "none"
-    raise UsageError(f"no index {prefix!r} in this database: use one of {known} (db.py indexes lists them)")
+    raise UsageError(f"no index {quoted(prefix)} in this database: use one of {known} (db.py indexes lists them)")
 
 
 def grant_read(settings: Settings, role: str, password: str | None = None, writers: tuple[str, ...] = ()) -> list[str]:
@@ -92,7 +92,7 @@ def grant_read(settings: Settings, role: str, password: str | None = None, write
     the writer's privileges (a superuser, or a member of the writer role with INHERIT): AccessDenied says so."""
     for name in (role, *writers):
         if not name or not name.replace("_", "").isalnum():
-            raise UsageError(f"role {name!r}: use letters, digits and _")
+            raise UsageError(f"role {quoted(name)}: use letters, digits and _")
     if password is not None and len(password) < 12:
         raise UsageError("the password is shorter than 12 characters: give a longer one")
     with connect(settings, read_only=False) as conn:
@@ -110,7 +110,7 @@ def _grant_read(conn, role: str, password: str | None, writers: tuple[str, ...] 
     owner_hint = ("run it as the database owner or a superuser (their URL in MEMORIES_DATABASE_URL for this one "
                   "command)")
     if password is None and not exists:
-        raise UsageError(f"role {role!r} does not exist: give a password to create it")
+        raise UsageError(f"role {quoted(role)} does not exist: give a password to create it")
     if password is not None and not (superuser or create_role or (exists and role == me)):
         raise AccessDenied(f"role {me!r} may not create roles or set their passwords (it lacks CREATEROLE): "
                            f"{owner_hint}, or another role with CREATEROLE")

@@ -18,7 +18,7 @@ from psycopg import sql
 
 from ..embedding import ModelSpec
 from ..indexing.chunking import CHUNKER_VERSION
-from ..errors import IndexMismatch, IndexMissing, UsageError
+from ..errors import IndexMismatch, IndexMissing, UsageError, quoted
 from ..hints import command
 from ..indexing.tokens import TOKENIZER_VERSION
 
@@ -127,7 +127,7 @@ def find_index(conn, memories_root: Path, table: str | None = None) -> IndexInfo
     """Find and describe the index for a memories directory: an explicit table, the managed one, or CocoIndex's."""
     if table is not None:
         if not _IDENTIFIER.match(table):
-            raise UsageError(f"invalid table name {table!r}: use letters, digits and _ (schema.table allowed)")
+            raise UsageError(f"invalid table name {quoted(table)}: use letters, digits and _ (schema.table allowed)")
         candidates = [table, table + "__chunks"]  # a managed index may be named by its prefix
     else:
         candidates = [ManagedTables.of(memories_root).chunks] + cocoindex_tables(memories_root)
@@ -137,7 +137,7 @@ def find_index(conn, memories_root: Path, table: str | None = None) -> IndexInfo
             return describe(conn, name, columns)
     if table is not None:
         raise IndexMissing(
-            f"table {table} does not exist: check the table name (MEMORIES_TABLE), or build the index with "
+            f"table {quoted(table)} does not exist: check the table name (MEMORIES_TABLE), or build the index with "
             f"`{command('index')}`")
     raise no_index(memories_root, " (or set MEMORIES_TABLE to an existing CocoIndex table)")
 
