@@ -320,3 +320,33 @@ def test_a_hit_in_a_conversation_shows_the_turn_before_its_window_and_the_turn_a
     with memory_search.open(memories_dir=str(memories.root)) as opened:
         (found,) = opened.search("potluck", top=1, mode="keyword")
     assert found.chunk_text == "\n".join(lines[found.start_line - 1:found.end_line]).strip()
+
+
+def test_a_word_in_more_chunks_than_the_budget_is_read_for_the_chunks_where_it_weighs_most(
+        env, memories, monkeypatch, database):
+    import psycopg
+    from psycopg import sql
+
+    from memory_search.search import layouts
+    from memory_search.storage.schema import ManagedTables
+
+    for number in range(6):
+        memories.write(f"wiki/kettle-{number}.md", f"# Note {number}\n\nThe kettle is in cupboard {number}, "
+                       "behind the plates and the bowls and the cups we rarely use.\n")
+    memories.write("wiki/kettle-guide.md", "# Kettle\n\nKettle care: descale the kettle, dry the kettle.\n")
+    index(env, memories)
+    monkeypatch.setattr(layouts, "POSTINGS_BUDGET", 3)  # "kettle" is in 7 chunks: more than the budget
+    hits = search(env, memories, "kettle", "--mode", "keyword")
+    assert names(hits)[0] == "kettle-guide.md" and len(hits) == 3
+
+    # An index made before reads the same once index.py has replaced its keyword b-tree.
+    tables = ManagedTables.of(memories.root)
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP INDEX {}; CREATE INDEX {} ON {} (term) INCLUDE (chunk_id, tf, dl)").format(
+            sql.Identifier(f"{tables.prefix}__postings_by_term"), sql.Identifier(f"{tables.prefix}__postings_term"),
+            tables.sql("postings")))
+        assert names(search(env, memories, "kettle", "--mode", "keyword"))[0] == "kettle-guide.md"
+        index(env, memories)
+        kept = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s",
+                                               (tables.postings,))}
+    assert f"{tables.prefix}__postings_by_term" in kept and f"{tables.prefix}__postings_term" not in kept

@@ -25,7 +25,10 @@ from .retrieval import Candidate, KeywordResult
 from ..storage.schema import IndexInfo, check_versions, identifier
 
 BM25_K1, BM25_B = 1.2, 0.75
-POSTINGS_BUDGET = 20_000  # postings read per query at most, unless the rarest term alone has more
+# Postings read per query at most. Of a term in more chunks than this (only the commonest words of a large
+# index), this many are read: the chunks that hold it most often, the shortest first among equals, where
+# BM25's best for it lie. The sum of the scores then stays in memory, and a query of common words stays fast.
+POSTINGS_BUDGET = 20_000
 # A long query (a pasted page) is searched by its rarest terms the index holds, at most this many: they carry
 # most of its BM25 weight, and the coverage and ceiling of the relevance score then refer to what was searched.
 MAX_QUERY_TERMS = 32
@@ -179,15 +182,17 @@ class ManagedLayout(Layout):
         query = sql.SQL(
             "SELECT {columns}, s.score, s.weight FROM ("
             "SELECT p.chunk_id, sum({bm25}) AS score, sum(q.w) AS weight "
-            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) JOIN {postings} p ON p.term = q.t "
+            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) CROSS JOIN LATERAL ("
+            "SELECT chunk_id, tf, dl FROM {postings} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s) p "
             "GROUP BY p.chunk_id ORDER BY score DESC LIMIT %s"
             ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC LIMIT %s").format(
             columns=self._LEG_COLUMNS, bm25=bm25, postings=self.tables.sql("postings"),
             chunks=self.tables.sql("chunks"),
             where=where)
-        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], ranked_limit, *params, limit]
+        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], POSTINGS_BUDGET, ranked_limit,
+                *params, limit]
         rows = conn.execute(query, args).fetchall()
-        exhausted = len(rows) < limit and ranked_limit >= postings
+        exhausted = len(rows) < limit and ranked_limit >= min(postings, POSTINGS_BUDGET)
         total_weight = sum(weights.values())
         candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
                       for id_, filename, score, weight in rows]

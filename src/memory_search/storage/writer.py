@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS {postings} (
     tf integer NOT NULL,
     dl integer NOT NULL
 );
-CREATE INDEX IF NOT EXISTS {postings_term} ON {postings} (term) INCLUDE (chunk_id, tf, dl);
+CREATE INDEX IF NOT EXISTS {postings_by_term} ON {postings} (term, tf DESC, dl) INCLUDE (chunk_id);
 CREATE INDEX IF NOT EXISTS {postings_chunk} ON {postings} (chunk_id);
 CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL);
 """
@@ -92,7 +92,7 @@ class FileState:
 
 def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
     names = {key: tables.sql(key) for key in ("meta", "files", "chunks", "postings", "terms")}
-    for index in ("chunks_filename", "chunks_filters", "chunks_pending", "postings_term", "postings_chunk"):
+    for index in ("chunks_filename", "chunks_filters", "chunks_pending", "postings_by_term", "postings_chunk"):
         names[index] = sql.Identifier(f"{tables.prefix}__{index}")
     return names
 
@@ -113,6 +113,8 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
         _upgrade(conn, tables, spec)
         conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type(spec.dimension)}({int(spec.dimension)})"),
                                              **_names(tables)))
+        # The b-tree by term alone that postings_by_term replaced: it could not read a term's weightiest first.
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{tables.prefix}__postings_term")))
         create_cache(conn)
         create_links_table(conn, tables)
         meta = {
