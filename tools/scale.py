@@ -284,12 +284,44 @@ class Scale:
                     searcher.search(SearchRequest(query=query, snippets=False, time=False, **options))
                     seconds.append(time.perf_counter() - started)
                 result[name] = percentiles(seconds)
+            result["keyword leg"] = self._keyword_leg(conn, layout, queries)
             vectors = [embedder.embed_query(query) for query in queries]
             result["recall@10"] = self._recall(conn, layout, vectors, Filters())
             result["recall@10 session"] = self._recall(conn, layout, vectors, Filters(scope="session"))
             result["hnsw"] = info.has_hnsw
             if info.has_hnsw and ef_search:
                 result["ef_search"] = self._ef_search(conn, layout, vectors, ef_search)
+        return result
+
+    def _keyword_leg(self, conn, layout, queries: list[str]) -> dict:
+        """The keyword leg alone (its SQL, as a hybrid search asks it), over the questions and over pairs of the
+        index's twenty commonest terms (the most postings a query can meet): p50/p95 ms, and how many of the
+        queries wrote temporary files (sorted or hashed on disk), read from EXPLAIN (ANALYZE, BUFFERS)."""
+        from collections import Counter
+
+        from memory_search.indexing.tokens import tokenize
+        from memory_search.search.filters import Filters
+        from memory_search.search.retrieval import FUSION_DEPTH
+
+        common = [row[0] for row in conn.execute(self.sql("SELECT term FROM {terms} ORDER BY df DESC LIMIT 20"))]
+        kinds = {"questions": [Counter(tokenize(query)) for query in queries],
+                 "common words": [Counter(common[at:at + 2]) for at in range(0, len(common), 2)]}
+        explaining = _Explaining(conn)
+        result = {}
+        for kind, term_sets in kinds.items():
+            for terms in term_sets:  # warm
+                layout.keyword(conn, terms, Filters(), FUSION_DEPTH)
+            seconds = []
+            for terms in term_sets:
+                started = time.perf_counter()
+                layout.keyword(conn, terms, Filters(), FUSION_DEPTH)
+                seconds.append(time.perf_counter() - started)
+            spilled = 0
+            for terms in term_sets:
+                explaining.temp_blocks = 0
+                layout.keyword(explaining, terms, Filters(), FUSION_DEPTH)
+                spilled += explaining.temp_blocks > 0
+            result[kind] = {**percentiles(seconds), "spilled": spilled, "queries": len(term_sets)}
         return result
 
     def _ef_search(self, conn, layout, vectors, values: list[int]) -> dict:
@@ -410,6 +442,22 @@ class Scale:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+class _Explaining:
+    """A connection whose statements are run once under EXPLAIN (ANALYZE, BUFFERS) first, adding up the
+    temporary blocks they wrote."""
+
+    def __init__(self, conn):
+        self.conn, self.temp_blocks = conn, 0
+
+    def execute(self, query, params=None):
+        from psycopg import sql
+
+        statement = query if isinstance(query, sql.Composable) else sql.SQL(query)
+        plan = self.conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ") + statement, params).fetchone()[0]
+        self.temp_blocks += plan[0]["Plan"].get("Temp Written Blocks", 0)
+        return self.conn.execute(query, params)
+
+
 def report_text(report: dict) -> str:
     base = report["base"]
     lines = [f"base: {base['chunks']:,} real chunks; bundled model {base['model_chunks_per_s']} chunks/s, "
@@ -431,6 +479,10 @@ def report_text(report: dict) -> str:
                      f"| {total / 2**20:,.0f} MB | {total / row['chunks']:,.0f} "
                      f"| {'built before' if row['hnsw_build_s'] is None else str(row['hnsw_build_s']) + ' s'} "
                      f"| {row['load']} |")
+    for row in report["sizes"]:
+        for kind, figures in (row.get("keyword leg") or {}).items():
+            lines.append(f"  {row['chunks']:,} chunks, keyword leg alone, {kind}: {figures['p50_ms']}/"
+                         f"{figures['p95_ms']} ms, {figures['spilled']} of {figures['queries']} spilled to disk")
     for row in report["sizes"]:
         for value, figures in (row.get("ef_search") or {}).items():
             lines.append(f"  {row['chunks']:,} chunks, hnsw.ef_search {value}: semantic leg "
