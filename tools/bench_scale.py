@@ -48,10 +48,14 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, serve_clients, s
     files and postings, document frequencies and counts kept exact; each copy's vector is its original's
     real embedding mixed with another chunk's and a little noise, normalized: no two are the same, but the
     copies of one chunk lie close together, which real memories do not, so recall is given both by row and
-    by source (a hit counts when it copies the same base chunk as one of the exact ten).
+    by source (a hit counts when it copies the same base chunk as one of the exact ten). A copy keeps its
+    original's kind; its project names one of ten team members, by copy.
 
-    At each size: p50/p95 ms of in-process searches per mode (the query embedded by the model each time)
-    and of a hybrid search filtered to sessions; recall@10 of the semantic leg against an exact scan,
+    At each size: p50/p95 ms of in-process searches per mode (the query embedded by the model each time),
+    of a hybrid search filtered to sessions (a filter that clusters with meaning: the copies of a chunk
+    share its kind) and of one filtered to a member's project (a tenth of the index, unrelated to meaning);
+    the keyword leg alone over the questions and over the index's commonest words, and whether any of them
+    spilled to disk; recall@10 of the semantic leg against an exact scan,
     unfiltered and filtered (and the share of filtered legs that came back full); how often half precision
     changes the exact ten on the base's real embeddings; the bytes each part of the index takes, per
     chunk; the HNSW build time with the indexer's own settings. With --serve-clients, scripts/serve.py is

@@ -3,7 +3,7 @@
 The base index is built by the indexer with the bundled model; every grown row is a copy of a base row
 as the indexer wrote it, so the keyword leg's postings and the filters' columns are real. Only the
 vectors are derived: the base chunk's embedding plus a quarter of another base chunk's and a little
-Gaussian noise, normalized."""
+Gaussian noise, normalized; and each copy's project names one of ten team members (MEMBERS)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ KINDS = ("session", "wiki", "minutes", "web")
 NOISE_VECTORS = 4096
 NOISE_SIGMA = 0.01  # per dimension: the noise vector's norm is about 0.2 for 384 dimensions
 PARTNER_WEIGHT = 0.25
+# Copy k of the base belongs to project member<k % MEMBERS>, as if MEMBERS people's memories shared the
+# database: a filter on one of them keeps a tenth of the index, in no relation to what the chunks say (the
+# kind, which a copy keeps from its original, clusters with meaning instead).
+MEMBERS = 10
+MEMBER = "member3"
 
 
 def write_base(root: Path) -> int:
@@ -189,7 +194,8 @@ class Scale:
                 "SELECT b.id + %(span)s * g / %(base)s, %(root)s || '/copy' || (g / %(base)s) || '/' || b.relpath, "
                 "b.chunk_index, b.start_line, b.end_line, b.chunk_text, "
                 "l2_normalize(b.embedding::vector + p.embedding::vector * %(mix)s::vector + z.v), "
-                "b.embed_context, b.term_count, b.kind, b.status, b.title, b.tags, b.project, b.recorded_on, "
+                "b.embed_context, b.term_count, b.kind, b.status, b.title, b.tags, "
+                "'member' || (g / %(base)s) %% " + str(MEMBERS) + ", b.recorded_on, "
                 "b.recorded_time, b.frontmatter "
                 "FROM generate_series(%(first)s::bigint, %(last)s::bigint - 1) g "
                 "JOIN scale_base_chunks b ON b.n = g %% %(base)s "
@@ -274,7 +280,8 @@ class Scale:
             layout = layout_for(info, self.settings.memories_root, remote=True)
             searcher = Searcher(conn, layout, embedder)
             runs = {"keyword": {"mode": "keyword"}, "semantic": {"mode": "semantic"}, "hybrid": {"mode": "hybrid"},
-                    "hybrid session": {"mode": "hybrid", "filters": Filters(scope="session")}}
+                    "hybrid session": {"mode": "hybrid", "filters": Filters(scope="session")},
+                    "hybrid project": {"mode": "hybrid", "filters": Filters(project=MEMBER)}}
             for query in queries:  # warm: the model, the caches, the planner
                 searcher.search(SearchRequest(query=query, snippets=False, time=False))
             for name, options in runs.items():
@@ -288,6 +295,7 @@ class Scale:
             vectors = [embedder.embed_query(query) for query in queries]
             result["recall@10"] = self._recall(conn, layout, vectors, Filters())
             result["recall@10 session"] = self._recall(conn, layout, vectors, Filters(scope="session"))
+            result["recall@10 project"] = self._recall(conn, layout, vectors, Filters(project=MEMBER))
             result["hnsw"] = info.has_hnsw
             if info.has_hnsw and ef_search:
                 result["ef_search"] = self._ef_search(conn, layout, vectors, ef_search)
@@ -467,15 +475,16 @@ def report_text(report: dict) -> str:
              f"half precision on the base's real embeddings: exact top 10 the same {report['halfvec']['top10_same']}"
              f", largest cosine difference {report['halfvec']['largest_cosine_difference']}",
              "",
-             "| chunks | keyword | semantic | hybrid | hybrid --scope session | recall@10 (session) | index size "
-             "| bytes/chunk | HNSW build | load |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| chunks | keyword | semantic | hybrid | hybrid --scope session | hybrid --project "
+             f"{MEMBER} | recall@10 (session; project) | index size | bytes/chunk | HNSW build | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["sizes"]:
         total = sum(row["parts"].values())
-        cells = [f"{row[mode]['p50_ms']}/{row[mode]['p95_ms']}" for mode in ("keyword", "semantic", "hybrid",
-                                                                              "hybrid session")]
+        cells = [f"{row[mode]['p50_ms']}/{row[mode]['p95_ms']}" if mode in row else "-"
+                 for mode in ("keyword", "semantic", "hybrid", "hybrid session", "hybrid project")]
         lines.append(f"| {row['chunks']:,} | " + " | ".join(cells)
-                     + f" | {_recall(row['recall@10'])} ({_recall(row['recall@10 session'])}) "
+                     + f" | {_recall(row['recall@10'])} ({_recall(row['recall@10 session'])}; "
+                     f"{_recall(row.get('recall@10 project', '-'))}) "
                      f"| {total / 2**20:,.0f} MB | {total / row['chunks']:,.0f} "
                      f"| {'built before' if row['hnsw_build_s'] is None else str(row['hnsw_build_s']) + ' s'} "
                      f"| {row['load']} |")
