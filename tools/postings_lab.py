@@ -89,7 +89,7 @@ def postings_lab_command(chunk_count, blocks, vocabulary, workdir, seed, prefix)
             frequencies = dict(conn.execute("SELECT term, df FROM lab_terms").fetchall())
             ids = dict(conn.execute("SELECT term, id FROM lab_terms").fetchall())
             average = conn.execute("SELECT avg(dl) FROM lab_lengths").fetchone()[0]
-            queries = _queries(rng, weights, random.Random(seed), frequencies, POSTINGS_BUDGET)
+            queries = _queries(rng, weights, random.Random(seed), frequencies)
             rows = _part_sizes(conn, "lab_rows", chunk_count)
             postings = conn.execute("SELECT count(*) FROM lab_rows").fetchone()[0]
             read = statistics.median(query[1] for query in queries)
@@ -207,19 +207,16 @@ def _term_ids_bytes(conn) -> float:
     return float(conn.execute("SELECT avg(pg_column_size(term_ids)) FROM lab_term_ids").fetchone()[0])
 
 
-def _queries(rng, weights, chooser, frequencies, budget) -> list[tuple[list[str], int]]:
+def _queries(rng, weights, chooser, frequencies) -> list[tuple[list[str], int]]:
     """Two to eight common-to-rare terms and up to three rarer ones, cut as the keyword leg cuts them."""
+    from memory_search.search.layouts import within_budget
+
     queries = []
     for _ in range(60):
         drawn = [f"t{term}" for term in rng.choice(len(weights), size=chooser.randint(2, 8), p=weights)]
         drawn += [f"t{chooser.randrange(200, len(weights))}" for _ in range(chooser.randint(0, 3))]
         present = sorted({term for term in drawn if term in frequencies}, key=lambda term: frequencies[term])
-        kept, postings = [], 0
-        for term in present:
-            if kept and postings + frequencies[term] > budget:
-                break
-            kept.append(term)
-            postings += frequencies[term]
+        kept, postings = within_budget(present, frequencies)
         if kept:
             queries.append((kept, postings))
     return queries

@@ -165,14 +165,7 @@ class ManagedLayout(Layout):
             present.sort(key=lambda term: frequencies[term])
         if not present:
             return KeywordResult([], weights, True)
-        # The rarest terms first, until their postings add up to the budget: the commonest terms,
-        # which carry the least weight, are left out of long queries over large indexes.
-        scored, postings = [], 0
-        for term in present:
-            if scored and postings + frequencies[term] > POSTINGS_BUDGET:
-                break
-            scored.append(term)
-            postings += frequencies[term]
+        scored, postings = within_budget(present, frequencies)
         clauses, params = sql_conditions(filters)
         bm25 = sql.SQL(f"q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / %s))")
         # Rank on the postings alone, then read (and filter) only the best of them. Filters that
@@ -271,6 +264,19 @@ class CocoIndexLayout(Layout):
 
 def layout_for(info: IndexInfo, memories_root: Path, remote: bool = False) -> Layout:
     return (ManagedLayout if info.tables is not None else CocoIndexLayout)(info, memories_root, remote)
+
+
+def within_budget(rarest_first: list[str], frequencies: dict[str, int]) -> tuple[list[str], int]:
+    """The terms the keyword leg reads and their postings: the rarest first, until their postings add up to
+    the budget (the commonest terms, which carry the least weight, are left out of long queries over large
+    indexes); the rarest always, however many."""
+    scored, postings = [], 0
+    for term in rarest_first:
+        if scored and postings + frequencies[term] > POSTINGS_BUDGET:
+            break
+        scored.append(term)
+        postings += frequencies[term]
+    return scored, postings
 
 
 def _idf(df: int, total: int) -> float:
