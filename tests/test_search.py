@@ -338,6 +338,9 @@ def test_a_word_in_more_chunks_than_the_budget_is_read_for_the_chunks_where_it_w
     monkeypatch.setattr(layouts, "POSTINGS_BUDGET", 3)  # "kettle" is in 7 chunks: more than the budget
     hits = search(env, memories, "kettle", "--mode", "keyword")
     assert names(hits)[0] == "kettle-guide.md" and len(hits) == 3
+    explained = run_script("search", "kettle", "--mode", "keyword", "--explain", env=env, memories=memories,
+                           check=True).stdout
+    assert "keywords: kettl in 3 of its 7 chunks, those that hold it most often" in explained  # the stem
 
     # An index made before reads the same once index.py has replaced its keyword b-tree.
     tables = ManagedTables.of(memories.root)

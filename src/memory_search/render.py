@@ -61,8 +61,12 @@ def _read_text(legs: dict) -> str:
         parts.append(f"meaning from the first {meaning['characters']:,} of {meaning['of']:,} characters")
     if "keywords" in read:
         terms = read["keywords"]["terms"]
-        shown = ", ".join(_line(term) for term in terms[:8]) + (", ..." if len(terms) > 8 else "")
-        parts.append(f"keywords: the {len(terms)} rarest of {read['keywords']['of']} terms ({shown})")
+        if len(terms) < read["keywords"]["of"]:
+            shown = ", ".join(_line(term) for term in terms[:8]) + (", ..." if len(terms) > 8 else "")
+            parts.append(f"keywords: the {len(terms)} rarest of {read['keywords']['of']} terms ({shown})")
+        for term, counts in (read["keywords"].get("sampled") or {}).items():
+            parts.append(f"keywords: {_line(term)} in {counts['read']:,} of its {counts['of']:,} chunks, those that "
+                         "hold it most often")
     return f"; read {'; '.join(parts)}" if parts else ""
 
 

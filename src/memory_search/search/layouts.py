@@ -189,7 +189,8 @@ class ManagedLayout(Layout):
         total_weight = sum(weights.values())
         candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
                       for id_, filename, score, weight in rows]
-        return KeywordResult(candidates, weights, exhausted)
+        sampled = {term: (POSTINGS_BUDGET, frequencies[term]) for term in scored if frequencies[term] > POSTINGS_BUDGET}
+        return KeywordResult(candidates, weights, exhausted, sampled)
 
     def fusion_signals(self, conn, vector, ids) -> dict[int, tuple]:
         """What the learned fusion needs of chunks one leg left out (see relevance.py), in one light round

@@ -155,6 +155,8 @@ class KeywordResult:
     candidates: list[Candidate]
     weights: dict[str, float]  # query term -> BM25 query weight (IDF x count)
     exhausted: bool  # no more candidates exist beyond these
+    # term -> (postings read, postings it has): a term in more chunks than the leg reads (layouts.POSTINGS_BUDGET)
+    sampled: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -185,6 +187,7 @@ class Searcher:
         self.conn, self.layout, self.embedder = conn, layout, embedder
         self.reranker = reranker
         self.warn = warn
+        self.keyword_sampled: dict[str, tuple[int, int]] = {}  # what the last keyword leg read in part
 
     def mode_for(self, request: SearchRequest) -> str:
         if request.mode is None:
@@ -221,6 +224,9 @@ class Searcher:
             read["meaning"] = {"characters": len(meaning), "of": len(request.query)}
         if mode != "semantic" and hits and len(hits[0].terms) < len(terms):
             read["keywords"] = {"terms": list(hits[0].terms), "of": len(terms)}
+        if mode != "semantic" and hits and self.keyword_sampled:
+            read.setdefault("keywords", {"terms": list(hits[0].terms), "of": len(terms)})["sampled"] = {
+                term: {"read": count, "of": total} for term, (count, total) in self.keyword_sampled.items()}
         for hit in hits if read else ():
             hit.legs["read"] = read
         return hits
@@ -252,6 +258,7 @@ class Searcher:
                 keyword = first_keyword or self.layout.keyword(self.conn, terms, request.filters, fetch)
                 first_keyword = None
                 legs["keyword"], term_weights = keyword.candidates, keyword.weights
+                self.keyword_sampled = keyword.sampled
                 exhausted = exhausted and keyword.exhausted
             signals = _leg_signals(legs, term_weights)
             mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
