@@ -175,8 +175,9 @@ class Embedders:
 
 
 class _OneAtATime(Embedder):
-    """A shared embedder: one thread at a time, and a query asked again soon (a server's two branches ask
-    for the same one at once) answered from the last vectors instead of the model or the API."""
+    """A shared embedder (a server's, the warm helper's): one thread at a time, and a question asked again
+    soon (the page with other filters, an agent repeating itself) answered from the last vectors instead of
+    the model or the API."""
 
     RECENT_QUERIES = 64
 

@@ -270,7 +270,7 @@ def layout_for(info: IndexInfo, memories_root: Path, remote: bool = False) -> La
 def within_budget(rarest_first: list[str], frequencies: dict[str, int]) -> tuple[list[str], int]:
     """The terms the keyword leg reads and their postings: the rarest first, until their postings add up to
     the budget (the commonest terms, which carry the least weight, are left out of long queries over large
-    indexes); the rarest always, however many."""
+    indexes); the rarest always, however many chunks hold it."""
     scored, postings = [], 0
     for term in rarest_first:
         if scored and postings + frequencies[term] > POSTINGS_BUDGET:
