@@ -349,7 +349,9 @@ def test_a_word_in_more_chunks_than_the_budget_is_read_for_the_chunks_where_it_w
             sql.Identifier(f"{tables.prefix}__postings_by_term"), sql.Identifier(f"{tables.prefix}__postings_term"),
             tables.sql("postings")))
         assert names(search(env, memories, "kettle", "--mode", "keyword"))[0] == "kettle-guide.md"
-        index(env, memories)
+        upgraded = run_script("index", env=env, memories=memories, tty=True)
+        assert upgraded.returncode == 0 and "building the keyword index's b-tree by term and count, once" in \
+            upgraded.stderr, upgraded.stderr
         kept = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s",
                                                (tables.postings,))}
     assert f"{tables.prefix}__postings_by_term" in kept and f"{tables.prefix}__postings_term" not in kept

@@ -218,7 +218,7 @@ class Indexer:
         else:
             spec = choose_spec(self.settings, recorded)
             check_versions(meta, self.root)
-        writer.create_schema(conn, self.tables, spec, self.root)
+        writer.create_schema(conn, self.tables, spec, self.root, self._say)
         return spec
 
     def _update(self, conn, spec: ModelSpec) -> IndexStats:

@@ -107,14 +107,19 @@ def vector_type(dimension: int) -> str:
 HALFVEC_MAX_DIMENSION = 4000
 
 
-def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: Path) -> None:
+def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: Path,
+                  say=lambda message: None) -> None:
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    # The b-tree by term alone that postings_by_term replaced: it could not read a term's densest chunks first.
+    replaced = f"{tables.prefix}__postings_term"
     with conn.transaction():
         _upgrade(conn, tables, spec)
+        if conn.execute("SELECT to_regclass(%s)", (replaced,)).fetchone()[0]:
+            say("building the keyword index's b-tree by term and count, once (about a minute a million chunks; "
+                "searches go on meanwhile)")
         conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type(spec.dimension)}({int(spec.dimension)})"),
                                              **_names(tables)))
-        # The b-tree by term alone that postings_by_term replaced: it could not read a term's weightiest first.
-        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{tables.prefix}__postings_term")))
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(replaced)))
         create_cache(conn)
         create_links_table(conn, tables)
         meta = {
