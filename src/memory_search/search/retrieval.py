@@ -222,11 +222,11 @@ class Searcher:
         read = {}  # what the legs read of a long query, for --explain
         if vector is not None and len(meaning) < len(request.query):
             read["meaning"] = {"characters": len(meaning), "of": len(request.query)}
-        if mode != "semantic" and hits and len(hits[0].terms) < len(terms):
+        if mode != "semantic" and hits and (len(hits[0].terms) < len(terms) or self.keyword_sampled):
             read["keywords"] = {"terms": list(hits[0].terms), "of": len(terms)}
-        if mode != "semantic" and hits and self.keyword_sampled:
-            read.setdefault("keywords", {"terms": list(hits[0].terms), "of": len(terms)})["sampled"] = {
-                term: {"read": count, "of": total} for term, (count, total) in self.keyword_sampled.items()}
+            if self.keyword_sampled:
+                read["keywords"]["sampled"] = {term: {"read": count, "of": total}
+                                               for term, (count, total) in self.keyword_sampled.items()}
         for hit in hits if read else ():
             hit.legs["read"] = read
         return hits
@@ -247,6 +247,7 @@ class Searcher:
             raise UsageError(f"unknown fusion {quoted(request.fusion)}: use one of {', '.join(FUSIONS)}")
         embedder = getattr(self.embedder, "spec", None) if vector is not None else None
         calibration = relevance.calibration(embedder.key if embedder is not None else None) if scored else None
+        root = str(self.layout.root).rstrip("/") + "/"  # language codes in paths are read below it (twins.py)
         while True:
             legs: dict[str, list] = {}
             exhausted = True
@@ -275,8 +276,7 @@ class Searcher:
                     fused = fuse(legs, request.fusion)
             else:
                 fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
-            if scored:  # a page in the question's language before its twin; language codes are read below the root
-                root = str(self.layout.root).rstrip("/") + "/"
+            if scored:  # a page in the question's language before its twin
                 paths = {candidate.id: candidate.filename.removeprefix(root) for candidates in legs.values()
                          for candidate in candidates}
                 fused = own_language_first(fused, paths, relevance.is_cjk(relevance.cjk_bytes_share(request.query)))
