@@ -49,11 +49,14 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, serve_clients, s
     real embedding mixed with another chunk's and a little noise, normalized: no two are the same, but the
     copies of one chunk lie close together, which real memories do not, so recall is given both by row and
     by source (a hit counts when it copies the same base chunk as one of the exact ten). A copy keeps its
-    original's kind; its project names one of ten team members, by copy.
+    original's kind, tags and frontmatter; its project names one of ten team members, and copy k is dated k
+    days before its original.
 
     At each size: p50/p95 ms of in-process searches per mode (the query embedded by the model each time),
-    of a hybrid search filtered to sessions (a filter that clusters with meaning: the copies of a chunk
-    share its kind) and of one filtered to a member's project (a tenth of the index, unrelated to meaning);
+    and of hybrid searches filtered as people filter them: to sessions, to a tag, and by a frontmatter field
+    (filters that cluster with meaning: the copies of a chunk share them), to a member's project and to the
+    last 90 days (a tenth of the index and a few per cent of it at a million, unrelated to meaning), with
+    the share of the index each filter keeps and of its searches those that came back with a full ten;
     the keyword leg alone over the questions and over the index's commonest words, and whether any of them
     spilled to disk; recall@10 of the semantic leg against an exact scan,
     unfiltered and filtered (and the share of filtered legs that came back full); how often half precision

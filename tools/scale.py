@@ -3,7 +3,8 @@
 The base index is built by the indexer with the bundled model; every grown row is a copy of a base row
 as the indexer wrote it, so the keyword leg's postings and the filters' columns are real. Only the
 vectors are derived: the base chunk's embedding plus a quarter of another base chunk's and a little
-Gaussian noise, normalized; and each copy's project names one of ten team members (MEMBERS)."""
+Gaussian noise, normalized; each copy's project names one of ten team members (MEMBERS), and copy k is
+dated k days before its original (as if the base had been written again each day, back over the years)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ PARTNER_WEIGHT = 0.25
 # kind, which a copy keeps from its original, clusters with meaning instead).
 MEMBERS = 10
 MEMBER = "member3"
+# The filters a search is measured under besides the project: the last SINCE_DAYS days (copies are dated by
+# copy number, so this too is unrelated to meaning), and a tag and a frontmatter field that copies keep from
+# their originals (which cluster with meaning, as the kind does).
+SINCE_DAYS = 90
+TAG = "t3"
+WHERE = {"project": "p1"}
 
 
 def write_base(root: Path) -> int:
@@ -195,7 +202,7 @@ class Scale:
                 "b.chunk_index, b.start_line, b.end_line, b.chunk_text, "
                 "l2_normalize(b.embedding::vector + p.embedding::vector * %(mix)s::vector + z.v), "
                 "b.embed_context, b.term_count, b.kind, b.status, b.title, b.tags, "
-                "'member' || (g / %(base)s) %% " + str(MEMBERS) + ", b.recorded_on, "
+                "'member' || (g / %(base)s) %% " + str(MEMBERS) + ", b.recorded_on - (g / %(base)s)::int, "
                 "b.recorded_time, b.frontmatter "
                 "FROM generate_series(%(first)s::bigint, %(last)s::bigint - 1) g "
                 "JOIN scale_base_chunks b ON b.n = g %% %(base)s "
@@ -279,18 +286,21 @@ class Scale:
             info = find_index(conn, self.settings.memories_root)
             layout = layout_for(info, self.settings.memories_root, remote=True)
             searcher = Searcher(conn, layout, embedder)
-            runs = {"keyword": {"mode": "keyword"}, "semantic": {"mode": "semantic"}, "hybrid": {"mode": "hybrid"},
-                    "hybrid session": {"mode": "hybrid", "filters": Filters(scope="session")},
-                    "hybrid project": {"mode": "hybrid", "filters": Filters(project=MEMBER)}}
+            latest = conn.execute(self.sql("SELECT max(recorded_on) FROM {chunks}")).fetchone()[0]
+            runs = {"keyword": {"mode": "keyword"}, "semantic": {"mode": "semantic"}, "hybrid": {"mode": "hybrid"}}
+            filtered = self.filters(latest)
+            runs.update({name: {"mode": "hybrid", "filters": filters} for name, filters in filtered.items()})
             for query in queries:  # warm: the model, the caches, the planner
                 searcher.search(SearchRequest(query=query, snippets=False, time=False))
             for name, options in runs.items():
-                seconds = []
+                seconds, full = [], 0
                 for query in queries:
                     started = time.perf_counter()
-                    searcher.search(SearchRequest(query=query, snippets=False, time=False, **options))
+                    hits = searcher.search(SearchRequest(query=query, snippets=False, time=False, **options))
                     seconds.append(time.perf_counter() - started)
-                result[name] = percentiles(seconds)
+                    full += len(hits) >= 10
+                result[name] = percentiles(seconds) | {"full": round(full / len(queries), 3)}
+            result["kept"] = self._kept(conn, filtered)
             result["keyword leg"] = self._keyword_leg(conn, layout, queries)
             vectors = [embedder.embed_query(query) for query in queries]
             result["recall@10"] = self._recall(conn, layout, vectors, Filters())
@@ -300,6 +310,32 @@ class Scale:
             if info.has_hnsw and ef_search:
                 result["ef_search"] = self._ef_search(conn, layout, vectors, ef_search)
         return result
+
+    @staticmethod
+    def filters(latest) -> dict:
+        """The filtered hybrid searches measured, by name."""
+        import datetime as dt
+
+        from memory_search.search.filters import Filters, where_conditions
+
+        return {"hybrid session": Filters(scope="session"), "hybrid project": Filters(project=MEMBER),
+                "hybrid since": Filters(since=latest - dt.timedelta(days=SINCE_DAYS)),
+                "hybrid tag": Filters(tags=(TAG,)), "hybrid where": Filters(where=where_conditions(WHERE))}
+
+    def _kept(self, conn, filters: dict) -> dict:
+        """The share of the index each filter keeps."""
+        from psycopg import sql
+
+        from memory_search.search.filters import sql_conditions
+
+        total = conn.execute(self.sql("SELECT count(*) FROM {chunks}")).fetchone()[0]
+        kept = {}
+        for name, chosen in filters.items():
+            clauses, params = sql_conditions(chosen)
+            query = sql.SQL("SELECT count(*) FROM {} WHERE ").format(self.tables.sql("chunks")) + sql.SQL(
+                " AND ").join(clauses)
+            kept[name] = round(conn.execute(query, params).fetchone()[0] / max(total, 1), 3)
+        return kept
 
     def _keyword_leg(self, conn, layout, queries: list[str]) -> dict:
         """The keyword leg alone (its SQL, as a hybrid search asks it), over the questions and over pairs of the
@@ -476,18 +512,26 @@ def report_text(report: dict) -> str:
              f", largest cosine difference {report['halfvec']['largest_cosine_difference']}",
              "",
              "| chunks | keyword | semantic | hybrid | hybrid --scope session | hybrid --project "
-             f"{MEMBER} | recall@10 (session; project) | index size | bytes/chunk | HNSW build | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"{MEMBER} | hybrid --since (last {SINCE_DAYS} days) | hybrid --tag {TAG} | hybrid --where "
+             f"'{json.dumps(WHERE)}' | recall@10 (session; project) | index size | bytes/chunk | HNSW build | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["sizes"]:
         total = sum(row["parts"].values())
         cells = [f"{row[mode]['p50_ms']}/{row[mode]['p95_ms']}" if mode in row else "-"
-                 for mode in ("keyword", "semantic", "hybrid", "hybrid session", "hybrid project")]
+                 for mode in ("keyword", "semantic", "hybrid", "hybrid session", "hybrid project", "hybrid since",
+                              "hybrid tag", "hybrid where")]
         lines.append(f"| {row['chunks']:,} | " + " | ".join(cells)
                      + f" | {_recall(row['recall@10'])} ({_recall(row['recall@10 session'])}; "
                      f"{_recall(row.get('recall@10 project', '-'))}) "
                      f"| {total / 2**20:,.0f} MB | {total / row['chunks']:,.0f} "
                      f"| {'built before' if row['hnsw_build_s'] is None else str(row['hnsw_build_s']) + ' s'} "
                      f"| {row['load']} |")
+    for row in report["sizes"]:
+        if row.get("kept"):
+            lines.append(f"  {row['chunks']:,} chunks, the share each filter keeps, and of its searches those that "
+                         "came back with a full ten: " + "; ".join(
+                             f"{name.removeprefix('hybrid ')} {share} ({row[name].get('full', '-')})"
+                             for name, share in row["kept"].items() if name in row))
     for row in report["sizes"]:
         for kind, figures in (row.get("keyword leg") or {}).items():
             lines.append(f"  {row['chunks']:,} chunks, keyword leg alone, {kind}: {figures['p50_ms']}/"
