@@ -161,6 +161,7 @@ def test_filters_project_tag_dates_and_where(env, memories):
     assert titles(search(env, memories, "refactor", "--tag", "loop", "--tag", "refactor")) == ["New agents work"]
     assert titles(search(env, memories, "refactor", "--since", "2026-11-01")) == ["New agents work", "Webapp work"]
     assert titles(search(env, memories, "refactor", "--until", "2026-10-31")) == ["Old agents work"]
+    assert titles(search(env, memories, "refactor", "--since", "2026-11-02", "--mode", "semantic")) == ["Webapp work"]
     assert titles(search(env, memories, "refactor", "--where", '{"duration_minutes": {"$gte": 45}}')) == \
         ["New agents work", "Webapp work"]
     assert titles(search(env, memories, "refactor", "--where", '{"project": {"$nin": ["agents"]}}')) == ["Webapp work"]
@@ -355,3 +356,28 @@ def test_a_word_in_more_chunks_than_the_budget_is_read_for_the_chunks_where_it_w
         kept = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s",
                                                (tables.postings,))}
     assert f"{tables.prefix}__postings_by_term" in kept and f"{tables.prefix}__postings_term" not in kept
+
+
+def test_an_index_made_before_gets_the_dates_b_tree_at_its_next_run(env, memories, database):
+    # The b-tree on dates alone lets a large index's last few days be read whole and ranked exactly
+    # (tools/bench_scale.py: --since keeping 1.3 % of a million chunks, 116 ms and recall 0.73 without it).
+    import psycopg
+    from psycopg import sql
+
+    from memory_search.storage.schema import ManagedTables
+
+    memories.session("2026-11-02", "090000", "Webapp work", "Refactored the login form.")
+    index(env, memories)
+    tables = ManagedTables.of(memories.root)
+    dates = f"{tables.prefix}__chunks_dates"
+
+    def kept(conn):
+        return {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s",
+                                               (tables.chunks,))}
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        assert dates in kept(conn)
+        conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(dates)))
+        assert [hit["title"] for hit in search(env, memories, "login", "--since", "2026-11-01")] == ["Webapp work"]
+        assert run_script("index", env=env, memories=memories).returncode == 0
+        assert dates in kept(conn)

@@ -56,6 +56,8 @@ CREATE TABLE IF NOT EXISTS {chunks} (
 );
 CREATE INDEX IF NOT EXISTS {chunks_filename} ON {chunks} (filename);
 CREATE INDEX IF NOT EXISTS {chunks_filters} ON {chunks} (kind, status, recorded_on);
+-- Dates alone: a recent few days of a large index are read whole and ranked exactly, not sought in the graph.
+CREATE INDEX IF NOT EXISTS {chunks_dates} ON {chunks} (recorded_on);
 CREATE INDEX IF NOT EXISTS {chunks_pending} ON {chunks} (recorded_on, id) WHERE embedding IS NULL;
 -- The lexical index: one row per (term, chunk), read by term for BM25 (see references/schema.md).
 CREATE TABLE IF NOT EXISTS {postings} (
@@ -92,7 +94,8 @@ class FileState:
 
 def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
     names = {key: tables.sql(key) for key in ("meta", "files", "chunks", "postings", "terms")}
-    for index in ("chunks_filename", "chunks_filters", "chunks_pending", "postings_by_term", "postings_chunk"):
+    for index in ("chunks_filename", "chunks_filters", "chunks_dates", "chunks_pending", "postings_by_term",
+                  "postings_chunk"):
         names[index] = sql.Identifier(f"{tables.prefix}__{index}")
     return names
 
