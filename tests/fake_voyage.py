@@ -32,6 +32,10 @@ class FakeVoyage:
         self.fail_rerank = False
         self.hang = False  # accept the request and never answer
         self.echo_key_in_errors = False  # error bodies repeat the Authorization header, as some proxies do
+        self.gate: threading.Event | None = None  # when set to an Event, questions wait for it before an answer
+        self.latency = 0.0  # seconds each question's answer takes (a query's vector, a rerank), as over the internet
+        self.waiting: list[str] = []  # the questions waiting at the gate now ("rerank: " before a rerank's)
+        self._count = threading.Lock()
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -47,6 +51,13 @@ class FakeVoyage:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+    def wait_at_gate(self, query: str) -> None:
+        with self._count:
+            self.waiting.append(query)
+        self.gate.wait(20)
+        with self._count:
+            self.waiting.remove(query)
 
     def _handler(self):
         fake = self
@@ -68,6 +79,12 @@ class FakeVoyage:
                     if fake.echo_key_in_errors:
                         detail = f"bad request with headers Authorization: {self.headers.get('Authorization')}"
                     return self._send(fake.fail_next.pop(0), {"detail": detail})
+                asking = (body["input"][0] if self.path.endswith("/embeddings") and body.get("input_type") == "query"
+                          else "rerank: " + body["query"] if self.path.endswith("/rerank") else None)
+                if asking is not None:  # a question: the time a distant service takes, and the gate
+                    time.sleep(fake.latency)
+                    if fake.gate:
+                        fake.wait_at_gate(asking)
                 if self.path.endswith("/embeddings"):
                     dimension = body.get("output_dimension") or 1024
                     data = []

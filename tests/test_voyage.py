@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +143,77 @@ def test_a_server_asks_voyage_once_for_a_question_asked_again_soon(voyage_env, v
             asked = [request["input"] for request in voyage.requests[before:]
                      if request["path"].endswith("/embeddings")]
             assert asked == [[question]] * calls  # not again when asked again soon
+
+
+def _until(condition, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_server_asks_voyage_for_several_questions_at_once(voyage_env, voyage, notes):
+    import threading
+
+    from memory_search.config import Settings
+    from memory_search.resources import Resources
+
+    index(voyage_env, notes)
+    settings = Settings.from_env(voyage_env).with_overrides(memories_dir=notes.root)
+    resources = Resources(4)
+    voyage.gate = threading.Event()
+    answers = {}
+
+    def ask(question):
+        with resources.open(settings) as memories:
+            answers[question] = memories.search(question, mode="semantic", rerank=False)
+
+    askers = [threading.Thread(target=ask, args=(question,)) for question in ("watering tomatoes", "engine oil")]
+    try:
+        for asker in askers:
+            asker.start()
+        both_asked = _until(lambda: set(voyage.waiting) == {"watering tomatoes", "engine oil"})
+    finally:
+        voyage.gate.set()
+        for asker in askers:
+            asker.join(30)
+        resources.close()
+    assert both_asked, "the second question waited for Voyage's answer to the first"
+    assert Path(answers["engine oil"][0].path).name == "cars.md"
+
+
+@pytest.mark.parametrize("mode, rerank, asked", [("semantic", False, "engine oil"),
+                                                  ("keyword", True, "rerank: engine oil")])
+def test_a_server_holds_no_database_connection_while_voyage_answers(voyage_env, voyage, notes, mode, rerank, asked):
+    import threading
+
+    from memory_search.config import Settings
+    from memory_search.resources import Resources
+
+    index(voyage_env, notes)
+    settings = Settings.from_env(voyage_env).with_overrides(memories_dir=notes.root)
+    resources = Resources(1)  # one connection for every search of the server
+    voyage.gate = threading.Event()
+    found = {}
+
+    def search(name, **asking):
+        with resources.open(settings) as memories:
+            found[name] = memories.search("engine oil", **asking)
+
+    waiting = threading.Thread(target=search, args=("waiting",), kwargs={"mode": mode, "rerank": rerank})
+    other = threading.Thread(target=search, args=("other",), kwargs={"mode": "keyword", "rerank": False})
+    try:
+        waiting.start()
+        assert _until(lambda: voyage.waiting == [asked])
+        other.start()
+        other.join(3)  # within the 5 s Voyage's client waits before it gives up and frees the connection
+        answered_meanwhile = "other" in found
+    finally:
+        voyage.gate.set()
+        waiting.join(30)
+        other.join(30)
+        resources.close()
+    assert answered_meanwhile, "another search waited for the connection a search held while Voyage answered"
+    assert Path(found["waiting"][0].path).name == "cars.md"

@@ -125,6 +125,37 @@ def team_server(env: dict, workdir: Path, prefix: str, levels: list[int], second
     return results
 
 
+def voyage_server(memories: Path, levels: list[int], seconds: float, latency: float) -> list[dict]:
+    """scripts/serve.py configured for Voyage AI, over a copy of `memories` indexed through a loopback stand-in
+    for its API (the test suite's, tests/fake_voyage.py) that answers each query after `latency` seconds, as a
+    distant service does; at each level of concurrent clients, /api/search for `seconds`."""
+    import shutil
+    import sys
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from fake_voyage import GOOD_KEY, FakeVoyage
+
+    from memory_search.config import Settings
+    from memory_search.indexing.indexer import Indexer
+
+    with tempfile.TemporaryDirectory(prefix="memsearch-voyage-") as work, FakeVoyage() as voyage:
+        shutil.copytree(memories, Path(work) / "memories")
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("MEMORIES_", "VOYAGE_"))}
+        env.update(VOYAGE_API_KEY=GOOD_KEY, MEMORIES_VOYAGE_BASE_URL=voyage.url,
+                   MEMORIES_DIR=str(Path(work) / "memories"), MEMORIES_DATA_DIR=str(Path(work) / "data"))
+        Indexer(Settings.from_env(env)).run()
+        voyage.latency = latency
+        try:
+            with running_http_server(env) as url:
+                measure(url, "default", 2, min(seconds, 3.0))  # warm
+                return [measure(url, "default", clients, seconds) for clients in levels]
+        finally:
+            from memory_search.storage.database import EmbeddedServer
+
+            EmbeddedServer(Path(work) / "data").stop()
+
+
 def team_text(levels: list[dict]) -> str:
     lines = ["| clients | requests/s | p50 ms | p95 ms | errors | load (1 min) | CPU busy "
              "| CPU s: serve.py / PostgreSQL / clients | db connections |", "|---|---|---|---|---|---|---|---|---|"]
@@ -321,7 +352,8 @@ def serving(env: dict, args: tuple[str, ...] = ()):
 
 FACES_EXAMPLES = """\
   bench_faces.py --memories examples/memories              # 20 MCP calls; 16 HTTP clients for 30 s
-  bench_faces.py --clients 4 --seconds 10 --json"""
+  bench_faces.py --clients 4 --seconds 10 --json
+  bench_faces.py --memories examples/memories --voyage-latency 0.15 --concurrency 1,8,32 --seconds 10"""
 
 
 @command(FACES_EXAMPLES, ENVIRONMENT_HELP)
@@ -333,9 +365,12 @@ FACES_EXAMPLES = """\
               help="how long the HTTP clients send")
 @click.option("--concurrency", metavar="N,N,...", help="also measure /api/search and MCP over HTTP at each number "
                                                       "of concurrent clients, with the database connections held")
+@click.option("--voyage-latency", type=click.FloatRange(0, 10), metavar="SECONDS",
+              help="instead: serve.py configured for Voyage AI, over a copy of the memories indexed through a "
+                   "loopback stand-in for its API that answers each query after SECONDS, at each --concurrency")
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 @memories_option
-def bench_faces_command(calls, clients, seconds, concurrency, as_json, memories):
+def bench_faces_command(calls, clients, seconds, concurrency, voyage_latency, as_json, memories):
     """Measure the MCP server and the HTTP API on an indexed memories directory.
 
     Starts scripts/mcp_server.py and times search tool calls through the MCP SDK's stdio client
@@ -346,14 +381,20 @@ def bench_faces_command(calls, clients, seconds, concurrency, as_json, memories)
     env = dict(os.environ)
     if memories:
         env["MEMORIES_DIR"] = os.path.abspath(os.path.expanduser(memories))
+    levels = _levels(concurrency)
+    if voyage_latency is not None:
+        from memory_search.config import Settings
+
+        served = voyage_server(Settings.from_env(env).memories_root, levels or [clients], seconds, voyage_latency)
+        click.echo(to_json(served) if as_json else "\n".join(
+            f"{level['clients']:>3} clients: HTTP p50 {level['p50_ms']} ms, p95 {level['p95_ms']} ms, "
+            f"{level['requests_per_s']}/s, {level['errors']} errors (Voyage answering after {voyage_latency:g} s)"
+            for level in served))
+        return
     report = {"mcp_search": mcp_round_trip(env, calls)}
     with running_http_server(env) as url:
         report["http_search"] = measure(url, "default", clients, seconds)
-        if concurrency:
-            try:
-                levels = [int(level) for level in concurrency.split(",")]
-            except ValueError:
-                raise click.UsageError(f"--concurrency {concurrency!r}: give numbers like 1,8,32") from None
+        if levels:
             report["concurrency"] = at_levels(url, env, levels, seconds)
     if as_json:
         click.echo(to_json(report))
@@ -368,3 +409,10 @@ def bench_faces_command(calls, clients, seconds, concurrency, as_json, memories)
                        f"{http['requests_per_s']}/s, {http['errors']} errors; MCP over HTTP p50 {mcp['p50_ms']} ms, "
                        f"p95 {mcp['p95_ms']} ms, {mcp['requests_per_s']}/s, {mcp['errors']} errors; database "
                        f"connections at most {level['db_connections_peak']}")
+
+
+def _levels(concurrency: str | None) -> list[int]:
+    try:
+        return [int(level) for level in concurrency.split(",")] if concurrency else []
+    except ValueError:
+        raise click.UsageError(f"--concurrency {concurrency!r}: give numbers like 1,8,32") from None

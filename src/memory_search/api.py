@@ -136,6 +136,8 @@ class Memories:
 
     def _run(self, request) -> list:
         early = self._embed_early(request)
+        if self.resources is not None and request.mode == "semantic":
+            self._embed_first(request, early)
 
         def search():
             searcher = self._searcher(request.mode, request.rerank)
@@ -398,6 +400,24 @@ class Memories:
         embedder = self.embedders.get(spec, self.settings)
         return embedder, Background(embedder.embed_query, leading_part(query))
 
+    def _embed_first(self, request, early) -> None:
+        """Embed a semantic search's query before taking one of a shared pool's few connections: the search
+        has nothing to ask the database meanwhile, so none is held while a model or an API works. The shared
+        embedder keeps the vector for the search itself."""
+        from .embedding import choose_spec
+        from .search.retrieval import leading_part
+        from .storage.schema import find_index
+
+        if not isinstance(request.query, str) or not request.query.strip():
+            return  # the search says why
+        if early is not None:
+            early[1].result()
+            return
+        info = self._reconnecting(lambda: find_index(self.connection, self.root, self.settings.table))
+        spec = choose_spec(self.settings, info.spec, info.dimension)
+        self.close()  # back to the pool while the API answers
+        self.embedders.get(spec, self.settings).embed_query(leading_part(request.query))
+
     def _searcher(self, mode: str | None, rerank: bool):
         from .embedding import choose_spec, reranker
         from .search.layouts import layout_for
@@ -409,5 +429,7 @@ class Memories:
         embedder = None
         if (mode or "") != "keyword":
             embedder = self.embedders.get(choose_spec(self.settings, info.spec, info.dimension), self.settings)
+        # A shared pool's connections are few: one goes back while the search waits for the reranker's API.
         return Searcher(conn, layout_for(info, self.root, self.settings.remote), embedder,
-                        reranker(self.settings) if rerank else None, self.warn)
+                        reranker(self.settings) if rerank else None, self.warn,
+                        self.close if self.resources is not None else lambda: None)

@@ -38,6 +38,7 @@ class ModelSpec:
 
 class Embedder:
     spec: ModelSpec
+    thread_safe = False  # may embed for several threads at once (a web API's client), else one at a time
 
     def embed_query(self, text: str) -> list[float]:
         raise NotImplementedError
@@ -151,7 +152,7 @@ def reranker(settings: Settings):
 
 class Embedders:
     """Embedders by model, each made on first use and kept. Shared between threads (`shared=True`), each
-    model is loaded once and embeds for one thread at a time: the local model is not thread-safe."""
+    model is loaded once, and one that is not thread-safe (the local model) embeds for one thread at a time."""
 
     def __init__(self, shared: bool = False):
         self._made: dict[tuple, Embedder] = {}
@@ -167,36 +168,49 @@ class Embedders:
             return embedder
         with self._lock:
             if key not in self._made:
-                self._made[key] = _OneAtATime(make_embedder(spec, settings))
+                self._made[key] = _Shared(make_embedder(spec, settings))
             return self._made[key]
 
     def __len__(self) -> int:
         return len(self._made)
 
 
-class _OneAtATime(Embedder):
-    """A shared embedder (a server's, the warm helper's): one thread at a time, and a question asked again
-    soon (the page with other filters, an agent repeating itself) answered from the last vectors instead of
-    the model or the API."""
+class _Shared(Embedder):
+    """A shared embedder (a server's, the warm helper's): a model that is not thread-safe embeds for one thread
+    at a time, a web API for many at once; and a question asked again soon (the page with other filters, an
+    agent repeating itself) is answered from the last vectors instead of the model or the API."""
 
     RECENT_QUERIES = 64
 
     def __init__(self, embedder: Embedder):
-        self.inner, self.spec, self.lock = embedder, embedder.spec, threading.Lock()
+        self.inner, self.spec = embedder, embedder.spec
+        self.thread_safe = embedder.thread_safe
+        self.lock = threading.Lock()  # the recent vectors; and the model itself unless it is thread-safe
         self.recent: OrderedDict[str, list[float]] = OrderedDict()
 
     def embed_query(self, text: str) -> list[float]:
         with self.lock:
             vector = self.recent.get(text)
-            if vector is None:
-                vector = self.recent[text] = self.inner.embed_query(text)
-                if len(self.recent) > self.RECENT_QUERIES:
-                    self.recent.popitem(last=False)
-            else:
+            if vector is not None:
                 self.recent.move_to_end(text)
-            return list(vector)
+                return list(vector)
+            if not self.thread_safe:
+                return list(self._keep(text, self.inner.embed_query(text)))
+        vector = self.inner.embed_query(text)  # outside the lock: a slow answer holds up no other question
+        with self.lock:
+            return list(self._keep(text, vector))
+
+    def _keep(self, text: str, vector: list[float]) -> list[float]:
+        """Keep the vector among the recent ones (under the lock)."""
+        self.recent[text] = vector
+        self.recent.move_to_end(text)
+        if len(self.recent) > self.RECENT_QUERIES:
+            self.recent.popitem(last=False)
+        return vector
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.thread_safe:
+            return self.inner.embed_documents(texts)
         with self.lock:
             return self.inner.embed_documents(texts)
 

@@ -52,6 +52,7 @@ class Provider(BaseProvider):
 
 
 class VoyageEmbedder(Embedder):
+    thread_safe = True  # the voyageai client keeps an HTTP session per thread
 
     def __init__(self, model: str, dimension: int, api_key: str | None, base_url: str | None = None):
         self.spec = ModelSpec("voyage", model, dimension)

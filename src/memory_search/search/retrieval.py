@@ -183,10 +183,13 @@ class Hit:
 class Searcher:
     """Runs requests against one index layout with one embedder; holds no state between requests."""
 
-    def __init__(self, conn, layout, embedder, reranker=None, warn=lambda message: None):
+    def __init__(self, conn, layout, embedder, reranker=None, warn=lambda message: None, leave=lambda: None):
+        """leave: called when a search needs the connection no more and waits for the reranker (a shared
+        pool takes it back meanwhile)."""
         self.conn, self.layout, self.embedder = conn, layout, embedder
         self.reranker = reranker
         self.warn = warn
+        self.leave = leave
         self.keyword_sampled: dict[str, tuple[int, int]] = {}  # what the last keyword leg read in part
 
     def mode_for(self, request: SearchRequest) -> str:
@@ -285,13 +288,13 @@ class Searcher:
             if len(hits) >= request.top or exhausted:
                 break
             fetch *= 4
+        self._mark_stale(hits)
         if request.rerank and self.reranker is not None and hits:
+            self.leave()
             hits = self._rerank(request.query, hits)
         if request.min_score is not None:
             hits = [hit for hit in hits if hit.score >= request.min_score]
-        hits = hits[: request.top]
-        self._mark_stale(hits)
-        return hits
+        return hits[: request.top]
 
     def _add_exchange(self, hits: list[tuple[Hit, str]]) -> None:
         """Widen each hit in a conversation by the turn before its window and the turn after it: a question's
