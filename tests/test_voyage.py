@@ -184,7 +184,7 @@ def test_a_server_asks_voyage_for_several_questions_at_once(voyage_env, voyage, 
     assert Path(answers["engine oil"][0].path).name == "cars.md"
 
 
-@pytest.mark.parametrize("mode, rerank, asked", [("semantic", False, "engine oil"),
+@pytest.mark.parametrize("mode, rerank, asked", [("semantic", False, "engine oil"), ("hybrid", False, "engine oil"),
                                                   ("keyword", True, "rerank: engine oil")])
 def test_a_server_holds_no_database_connection_while_voyage_answers(voyage_env, voyage, notes, mode, rerank, asked):
     import threading

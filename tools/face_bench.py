@@ -128,7 +128,8 @@ def team_server(env: dict, workdir: Path, prefix: str, levels: list[int], second
 def voyage_server(memories: Path, levels: list[int], seconds: float, latency: float) -> list[dict]:
     """scripts/serve.py configured for Voyage AI, over a copy of `memories` indexed through a loopback stand-in
     for its API (the test suite's, tests/fake_voyage.py) that answers each query after `latency` seconds, as a
-    distant service does; at each level of concurrent clients, /api/search for `seconds`."""
+    distant service does; at each level of concurrent clients, /api/search and the search tool over MCP's
+    Streamable HTTP (a hybrid search), each for `seconds`."""
     import shutil
     import sys
     import tempfile
@@ -149,7 +150,8 @@ def voyage_server(memories: Path, levels: list[int], seconds: float, latency: fl
         try:
             with running_http_server(env) as url:
                 measure(url, "default", 2, min(seconds, 3.0))  # warm
-                return [measure(url, "default", clients, seconds) for clients in levels]
+                return [{"clients": clients, "http": measure(url, "default", clients, seconds),
+                         "mcp_http": mcp_over_http(url, clients, seconds)} for clients in levels]
         finally:
             from memory_search.storage.database import EmbeddedServer
 
@@ -387,9 +389,11 @@ def bench_faces_command(calls, clients, seconds, concurrency, voyage_latency, as
 
         served = voyage_server(Settings.from_env(env).memories_root, levels or [clients], seconds, voyage_latency)
         click.echo(to_json(served) if as_json else "\n".join(
-            f"{level['clients']:>3} clients: HTTP p50 {level['p50_ms']} ms, p95 {level['p95_ms']} ms, "
-            f"{level['requests_per_s']}/s, {level['errors']} errors (Voyage answering after {voyage_latency:g} s)"
-            for level in served))
+            f"{level['clients']:>3} clients: HTTP p50 {level['http']['p50_ms']} ms, p95 {level['http']['p95_ms']} ms, "
+            f"{level['http']['requests_per_s']}/s, {level['http']['errors']} errors; MCP over HTTP p50 "
+            f"{level['mcp_http']['p50_ms']} ms, p95 {level['mcp_http']['p95_ms']} ms, "
+            f"{level['mcp_http']['requests_per_s']}/s, {level['mcp_http']['errors']} errors "
+            f"(Voyage answering after {voyage_latency:g} s)" for level in served))
         return
     report = {"mcp_search": mcp_round_trip(env, calls)}
     with running_http_server(env) as url:

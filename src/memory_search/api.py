@@ -136,7 +136,7 @@ class Memories:
 
     def _run(self, request) -> list:
         early = self._embed_early(request)
-        if self.resources is not None and request.mode == "semantic":
+        if self.resources is not None and request.mode != "keyword" and (request.mode == "semantic" or early is None):
             self._embed_first(request, early)
 
         def search():
@@ -401,9 +401,10 @@ class Memories:
         return embedder, Background(embedder.embed_query, leading_part(query))
 
     def _embed_first(self, request, early) -> None:
-        """Embed a semantic search's query before taking one of a shared pool's few connections: the search
-        has nothing to ask the database meanwhile, so none is held while a model or an API works. The shared
-        embedder keeps the vector for the search itself."""
+        """Embed the query before taking one of a shared pool's few connections, so that none is held while a
+        model or an API works: a semantic search has nothing to ask the database meanwhile, and a hybrid one on
+        a remote model little (its keyword leg takes milliseconds, the API's answer a tenth of a second or
+        more). The shared embedder keeps the vector for the search itself."""
         from .embedding import choose_spec
         from .search.retrieval import leading_part
         from .storage.schema import find_index
