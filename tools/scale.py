@@ -399,13 +399,16 @@ class Scale:
             return None
         span = conn.execute("SELECT max(id) FROM scale_base_chunks").fetchone()[0]
         found = total = found_sources = filled = 0
-        for vector in vectors:
+        # The exact scans on a connection of their own: a plan the server caches for a statement prepared with
+        # index scans off could outlive the setting and be timed afterwards.
+        with self.connect(read_only=True) as scanning:
+            scanning.execute("SET enable_indexscan = off")
+            exact_tens = [[candidate.id for candidate in layout.semantic(scanning, vector, filters, 10)]
+                          for vector in vectors]
+        for vector, exact in zip(vectors, exact_tens):
             leg = layout.semantic(conn, vector, filters, FUSION_DEPTH)
             filled += len(leg) >= FUSION_DEPTH
             approximate = [candidate.id for candidate in leg[:10]]
-            with conn.transaction():
-                conn.execute("SET LOCAL enable_indexscan = off")
-                exact = [candidate.id for candidate in layout.semantic(conn, vector, filters, 10)]
             found += len(set(approximate) & set(exact))
             total += len(exact)
             # Copies of one base chunk lie close together: which of them is nearest is decided by the noise.
