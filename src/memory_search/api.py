@@ -136,7 +136,7 @@ class Memories:
 
     def _run(self, request) -> list:
         early = self._embed_early(request)
-        if self.resources is not None and request.mode != "keyword" and (request.mode == "semantic" or early is None):
+        if self.resources is not None:
             self._embed_first(request, early)
 
         def search():
@@ -409,6 +409,8 @@ class Memories:
         from .search.retrieval import leading_part
         from .storage.schema import find_index
 
+        if request.mode == "keyword" or (request.mode != "semantic" and early is not None):
+            return  # nothing to embed; or a hybrid search runs its keyword leg while the local model embeds
         if not isinstance(request.query, str) or not request.query.strip():
             return  # the search says why
         if early is not None:
