@@ -389,11 +389,7 @@ def bench_faces_command(calls, clients, seconds, concurrency, voyage_latency, as
 
         served = voyage_server(Settings.from_env(env).memories_root, levels or [clients], seconds, voyage_latency)
         click.echo(to_json(served) if as_json else "\n".join(
-            f"{level['clients']:>3} clients: HTTP p50 {level['http']['p50_ms']} ms, p95 {level['http']['p95_ms']} ms, "
-            f"{level['http']['requests_per_s']}/s, {level['http']['errors']} errors; MCP over HTTP p50 "
-            f"{level['mcp_http']['p50_ms']} ms, p95 {level['mcp_http']['p95_ms']} ms, "
-            f"{level['mcp_http']['requests_per_s']}/s, {level['mcp_http']['errors']} errors "
-            f"(Voyage answering after {voyage_latency:g} s)" for level in served))
+            _level_text(level, f" (Voyage answering after {voyage_latency:g} s)") for level in served))
         return
     report = {"mcp_search": mcp_round_trip(env, calls)}
     with running_http_server(env) as url:
@@ -408,11 +404,14 @@ def bench_faces_command(calls, clients, seconds, concurrency, voyage_latency, as
                    f"({mcp['calls']} calls)")
         click.echo(http_text(report["http_search"]))
         for level in report.get("concurrency", []):
-            http, mcp = level["http"], level["mcp_http"]
-            click.echo(f"{level['clients']:>3} clients: HTTP p50 {http['p50_ms']} ms, p95 {http['p95_ms']} ms, "
-                       f"{http['requests_per_s']}/s, {http['errors']} errors; MCP over HTTP p50 {mcp['p50_ms']} ms, "
-                       f"p95 {mcp['p95_ms']} ms, {mcp['requests_per_s']}/s, {mcp['errors']} errors; database "
-                       f"connections at most {level['db_connections_peak']}")
+            click.echo(_level_text(level, f"; database connections at most {level['db_connections_peak']}"))
+
+
+def _level_text(level: dict, tail: str) -> str:
+    http, mcp = level["http"], level["mcp_http"]
+    return (f"{level['clients']:>3} clients: HTTP p50 {http['p50_ms']} ms, p95 {http['p95_ms']} ms, "
+            f"{http['requests_per_s']}/s, {http['errors']} errors; MCP over HTTP p50 {mcp['p50_ms']} ms, "
+            f"p95 {mcp['p95_ms']} ms, {mcp['requests_per_s']}/s, {mcp['errors']} errors{tail}")
 
 
 def _levels(concurrency: str | None) -> list[int]:
