@@ -53,7 +53,13 @@ def test_last_week_finds_last_weeks_meeting_and_says_which_dates_it_read(env, we
     since = LAST_WEEK - dt.timedelta(days=LAST_WEEK.weekday())
     assert window == {"since": since.isoformat(), "until": (since + dt.timedelta(days=6)).isoformat(),
                       "words": ["先週"], "inside": True}
-    assert weekly.paths["before"] not in paths(hits) and "wiki/release.md" not in paths(hits)  # undated: out
+    assert "wiki/release.md" not in paths(hits)  # undated: never in a window, nor around it
+    # The meetings of the days around the window follow the one inside it, each saying it lies outside.
+    assert all(hit["window"]["inside"] is False for hit in hits[1:]) and weekly.paths["before"] in paths(hits)
+    question = "先週のリリース手順ミーティングで何を決めた?"
+    shown = run_script("search", question, env=env, memories=weekly, check=True).stdout
+    first, *others = shown.split("\n### ")
+    assert "outside the window" not in first and all("outside the window" in other for other in others) and others
     assert "note: window" in stderr and "(先週)" in stderr
     english, _ = search_json(env, weekly, "what did we decide yesterday at the release meeting")
     assert paths(english)[0] == weekly.paths["yesterday"] and english[0]["window"]["words"] == ["yesterday"]
@@ -80,6 +86,19 @@ def test_nothing_in_the_window_says_so_and_shows_every_date(env, weekly):
     assert hits and all(hit["window"]["inside"] is False for hit in hits)
     assert "nothing inside matched" in stderr and stderr.count("\n") == 1
     assert weekly.paths["last"] in paths(hits)  # what the unwindowed search finds, never a bare 検索結果なし
+
+
+def test_a_weekend_is_told_of_in_the_days_after_it(env, memories):
+    saturday = MONDAY - dt.timedelta(days=2)
+    memories.session((saturday + dt.timedelta(days=2)).isoformat(), "090000", "Monday catch-up",
+                     "# Monday catch-up\n\nOn Saturday we hiked up Mount Takao and ate soba at the top.\n")
+    memories.session((saturday - dt.timedelta(days=30)).isoformat(), "090000", "Older hike",
+                     "# Older hike\n\nWe hiked up Mount Takao in the rain.\n")
+    index(env, memories)
+    hits, stderr = search_json(env, memories, "where did we hike last weekend?")
+    assert [hit["title"] for hit in hits] == ["Monday catch-up", "Older hike"]  # written two days after, first
+    assert [hit["window"]["inside"] for hit in hits] == [False, False]
+    assert "nothing inside matched: from the 7 days on each side, then any date" in stderr
 
 
 def test_only_time_words_lists_that_days_records(env, weekly):
@@ -144,8 +163,8 @@ def test_mcp_http_and_knowledge_bases_get_it_from_the_core(env, weekly):
             assert "x-memory-search-window" not in seed.headers
             timed_http = http.get("/api/search", params={"db": "default", "q": "先週のリリース手順",
                                                           "target": "semantic", "time": "1"})
-            assert [group["source"].split("/memories/", 1)[1] for group in timed_http.json()["semantic"]] == [
-                weekly.paths["last"]]
+            assert [group["source"].split("/memories/", 1)[1] for group in timed_http.json()["semantic"]][0] == \
+                weekly.paths["last"]
             window = json.loads(timed_http.headers["x-memory-search-window"])
             assert window["since"] == (MONDAY - dt.timedelta(days=7)).isoformat() and window["inside"] is True
     finally:

@@ -202,8 +202,9 @@ PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
     Parameter("time", "boolean", "read time words in the query (先週, yesterday, 11月20日) as a date window",
               "Read time words in the query (先週, 昨日, 3日前, yesterday, last week, Nov 20) as a date window on "
               "the records' dates, and search the rest of the query within it (default true; explicit since/until "
-              "win). Undated records fall outside any window; when nothing inside matches, the matches from any "
-              "date are returned, each with window.inside false.", default=True),
+              "win). Undated records fall outside any window; fewer matches inside than asked for are followed by the "
+              "7 days on each side, and when nothing inside matches, by the matches from any date after those; a "
+              "hit outside the window has window.inside false.", default=True),
     Parameter("min_score", "number", "drop hits whose relevance score (0..1, every mode) is below this",
               "Drop hits whose relevance score is below this: the estimated probability that the hit answers "
               "the query, 0..1, on the same scale in every mode (0.5: likely an answer; none by default)."),

@@ -37,8 +37,11 @@ def hits_markdown(hits, explain: bool = False) -> str:
         ]
         if hit.stale:
             lines.append(f"- **note**: the file changed after it was indexed; read it, and run `{command('index')}`")
+        window = getattr(hits, "window", None)
+        if window is not None and window.inside and not window.holds(hit.record.date):
+            lines.append(f"- **note**: dated {hit.record.date}, outside the {window_text(window)}")
         if explain:
-            lines.append(f"- **explain**: {_explain(hit, getattr(hits, 'window', None))}")
+            lines.append(f"- **explain**: {_explain(hit, window)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -74,12 +77,16 @@ def window_text(window) -> str:
     """`window 2026-11-23..2026-11-29 (先週)`, and whether anything inside it matched."""
     span = f"{window.since.isoformat() if window.since else '…'}..{window.until.isoformat() if window.until else '…'}"
     words = _line(", ".join(window.words))
-    return f"window {span} ({words})" + ("" if window.inside else ", nothing inside matched: from any date")
+    if window.inside:
+        return f"window {span} ({words})"
+    reach = f"the {window.around} days on each side, then any date" if window.around else "any date"
+    return f"window {span} ({words}), nothing inside matched: from {reach}"
 
 
 def hit_dict(hit, explain: bool = False, window=None) -> dict:
     """The seed's keys (score, path, snippet, frontmatter) first, then what this project adds; `window`, the
-    date window the query's time words named (retrieval.Window), or null."""
+    date window the query's time words named (retrieval.Window), or null, its `inside` saying whether this
+    hit is dated inside it."""
     record = hit.record
     item = {
         "score": hit.score,
@@ -93,7 +100,7 @@ def hit_dict(hit, explain: bool = False, window=None) -> dict:
         "start_line": hit.start_line,
         "end_line": hit.end_line,
         "stale": hit.stale,
-        "window": window.as_dict() if window else None,
+        "window": window.as_dict(record.date) if window else None,
     }
     if explain:
         item["explain"] = hit.legs

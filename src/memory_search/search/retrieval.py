@@ -29,6 +29,10 @@ MAX_QUERY_CHARS = 2_000
 # layouts.MAX_QUERY_TERMS of them.
 MEANING_TOKENS = 128
 RERANK_CANDIDATES = 30
+# What happened is often written down a few days after it ("last weekend we..."), and what is planned a few
+# days before: a window that holds fewer hits than asked for is followed by the best of this many days on
+# each side of it.
+AROUND_WINDOW_DAYS = 7
 
 
 @dataclass
@@ -67,12 +71,24 @@ class Window:
     since: dt.date | None
     until: dt.date | None
     words: tuple[str, ...]  # as written in the query
-    inside: bool = True  # False: nothing dated inside matched, and the hits come from any date
+    inside: bool = True  # False: nothing dated inside matched, and the hits come from around it or any date
+    alone: bool = False  # the query was these words alone: the window's records are listed, none around it
+    around: int = 0  # hits from this many days on each side of the window follow those inside it (0: none)
 
-    def as_dict(self) -> dict:
+    def holds(self, day: dt.date | None) -> bool:
+        return (day is not None and (self.since is None or self.since <= day)
+                and (self.until is None or day <= self.until))
+
+    def widened(self, days: int) -> tuple[dt.date | None, dt.date | None]:
+        """The window widened by `days` on each side that it has."""
+        margin = dt.timedelta(days=days)
+        return (self.since - margin if self.since else None, self.until + margin if self.until else None)
+
+    def as_dict(self, day: dt.date | None = None) -> dict:
+        """With `day`, a hit's date: inside says whether the hit lies in the window."""
         return {"since": self.since.isoformat() if self.since else None,
                 "until": self.until.isoformat() if self.until else None,
-                "words": list(self.words), "inside": self.inside}
+                "words": list(self.words), "inside": self.inside if day is None else self.holds(day)}
 
 
 class Hits(list):
@@ -83,15 +99,32 @@ class Hits(list):
 
 def search_in_time(request: SearchRequest, run) -> Hits:
     """`run(request)`'s hits, the request first restricted to the dates its time words name (undated records
-    left out); when nothing dated there matches, the hits of the request as it was, from any date, with
-    `hits.window.inside` False."""
+    left out). Where fewer match there than asked for, the best of the days around the window follow them
+    (AROUND_WINDOW_DAYS on each side), unless the query was time words alone; where nothing inside matches,
+    the hits of the request as it was, from any date, follow those. `hits.window.inside` says whether
+    anything inside matched."""
     timed = windowed(request)
-    hits = Hits(run(timed[0] if timed else request))
-    if timed:
-        hits.window = timed[1]
-        if not hits:
-            hits = Hits(run(replace(request, time=False)))
-            hits.window = replace(timed[1], inside=False)
+    if not timed:
+        return Hits(run(request))
+    narrowed, window = timed
+    hits = Hits(run(narrowed))
+    inside, around = bool(hits), 0
+    if len(hits) < request.top and not window.alone:
+        since, until = window.widened(AROUND_WINDOW_DAYS)
+        # The words stay in the query here: outside the window they no longer name where to look.
+        near = [hit for hit in run(replace(request, time=False, filters=replace(request.filters, since=since,
+                                                                                until=until)))
+                if not window.holds(hit.record.date)]
+        around = AROUND_WINDOW_DAYS if near else 0
+        hits.extend(near[: request.top - len(hits)])
+    if not inside and len(hits) < request.top:
+        def key(hit):
+            return hit.path if request.dedupe else (hit.path, hit.start_line)
+
+        shown = {key(hit) for hit in hits}
+        anywhere = [hit for hit in run(replace(request, time=False)) if key(hit) not in shown]
+        hits.extend(anywhere[: request.top - len(hits)])
+    hits.window = replace(window, inside=inside, around=around)
     return hits
 
 
@@ -131,8 +164,8 @@ def windowed(request: SearchRequest) -> tuple[SearchRequest, Window] | None:
                          "which starts after it ends: name dates up to today, or search without reading time words")
     filters = replace(request.filters, since=found.since, until=found.until)
     # Only time words ("昨日", "last week"): the words stay, as the text the legs search.
-    return replace(request, query=found.text or request.query, filters=filters), Window(found.since, found.until,
-                                                                                        found.phrases)
+    return (replace(request, query=found.text or request.query, filters=filters),
+            Window(found.since, found.until, found.phrases, alone=not found.text.strip()))
 
 
 @dataclass
