@@ -358,6 +358,55 @@ def test_a_word_in_more_chunks_than_the_budget_is_read_for_the_chunks_where_it_w
     assert f"{tables.prefix}__postings_by_term" in kept and f"{tables.prefix}__postings_term" not in kept
 
 
+def test_a_few_days_of_an_index_with_a_vector_graph_are_ranked_exactly_without_it(env, memories, database):
+    # A date range of few chunks is read by the dates b-tree and ranked exactly (layouts.EXACT_DATED_CHUNKS):
+    # the graph's walk passes chunks of other dates and may miss some of the nearest (tools/bench_scale.py).
+    import datetime as dt
+    import time
+
+    import psycopg
+    from psycopg import sql
+
+    from memory_search.config import Settings
+    from memory_search.search.filters import Filters
+    from memory_search.storage.schema import ManagedTables
+
+    memories.session("2026-11-02", "090000", "Webapp work", "Refactored the login form.")
+    memories.session("2025-01-05", "090000", "Old work", "Fixed the login page and its redirect.")
+    index(env, memories)
+    tables = ManagedTables.of(memories.root)
+    graph = f"{tables.prefix}__chunks_hnsw"
+    settings = Settings.from_env(env).with_overrides(memories_dir=memories.root)
+
+    def titles(**filters) -> list[str]:
+        with memory_search.open(settings) as found:  # its server process reports what it read as it ends
+            return sorted(hit.record.title for hit in found.search("login", mode="semantic",
+                                                                   filters=Filters(**filters)))
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE INDEX {} ON {} USING hnsw (embedding halfvec_cosine_ops)").format(
+            sql.Identifier(graph), sql.Identifier(tables.chunks)))  # as an index of many chunks has
+
+        def graph_reads() -> int:
+            time.sleep(0.5)
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            return conn.execute("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s",
+                                (graph,)).fetchone()[0]
+
+        # Two chunks are cheaper to read whole and sort than through any index: the planner is told to avoid
+        # both, as it would over a large table, for the connections made meanwhile.
+        name = sql.Identifier(conn.execute("SELECT current_database()").fetchone()[0])
+        conn.execute(sql.SQL("ALTER DATABASE {} SET enable_seqscan = off").format(name))
+        conn.execute(sql.SQL("ALTER DATABASE {} SET enable_sort = off").format(name))
+        try:
+            before = graph_reads()
+            assert titles(since=dt.date(2026, 11, 1)) == ["Webapp work"] and graph_reads() == before
+            assert titles() == ["Old work", "Webapp work"] and graph_reads() > before
+        finally:
+            conn.execute(sql.SQL("ALTER DATABASE {} RESET enable_seqscan").format(name))
+            conn.execute(sql.SQL("ALTER DATABASE {} RESET enable_sort").format(name))
+
+
 def test_an_index_made_before_gets_the_dates_b_tree_at_its_next_run(env, memories, database):
     # The b-tree on dates alone lets a large index's last few days be read whole and ranked exactly
     # (tools/bench_scale.py: --since keeping 1.3 % of a million chunks, 116 ms and recall 0.73 without it).

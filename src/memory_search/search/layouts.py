@@ -8,6 +8,7 @@ or fails a filter the SQL could not apply.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import math
@@ -33,6 +34,10 @@ POSTINGS_BUDGET = 20_000
 # most of its BM25 weight, and the coverage and ceiling of the relevance score then refer to what was searched.
 MAX_QUERY_TERMS = 32
 HNSW_EF_SEARCH = 100
+# A date range that holds at most this many chunks is read whole by the dates b-tree and ranked exactly,
+# instead of walking the vector graph for chunks that pass it: at a million chunks 13,000 of them take about
+# 22 ms this way, and the walk, which may pass many more before it has enough, finds fewer of the nearest.
+EXACT_DATED_CHUNKS = 20_000
 
 
 class Layout:
@@ -102,15 +107,19 @@ class Layout:
         return path, str(relative)
 
     def _nearest(self, conn, columns: sql.Composable, clauses: list, params: list, vector: list[float],
-                 limit: int) -> list[tuple]:
+                 limit: int, exact: bool = False) -> list[tuple]:
+        """exact: rank every chunk that passes the clauses (the graph is not read)."""
         literal = vector_literal(vector)
         distance = sql.SQL("embedding <=> %s::{}").format(sql.SQL(self.info.vector_type))
+        # The graph serves only an ORDER BY of the distance itself; a query of its own text also keeps
+        # the server from reusing the other's cached plan.
+        order = sql.SQL("({}) + 0").format(distance) if exact else distance
         where = sql.SQL("WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
         query = sql.SQL("SELECT {columns}, 1 - ({distance}) AS score FROM {table} {where} "
-                        "ORDER BY {distance} LIMIT %s").format(columns=columns, distance=distance,
-                                                              table=identifier(self.table), where=where)
+                        "ORDER BY {order} LIMIT %s").format(columns=columns, distance=distance, order=order,
+                                                           table=identifier(self.table), where=where)
         with conn.transaction():
-            if self.info.has_hnsw:  # iterative scans keep filtered HNSW searches from coming back short
+            if self.info.has_hnsw and not exact:  # iterative scans keep filtered HNSW searches from coming back short
                 conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                              "set_config('hnsw.ef_search', %s, true)", (str(HNSW_EF_SEARCH),))
             return conn.execute(query, [literal, *params, literal, limit]).fetchall()
@@ -147,9 +156,21 @@ class ManagedLayout(Layout):
         if exclude is not None:
             clauses.append(sql.SQL("filename <> %s"))
             params.append(exclude)
-        rows = self._nearest(conn, self._LEG_COLUMNS, clauses, params, vector, limit)
+        exact = self.info.has_hnsw and self._few_dated(conn, filters)
+        rows = self._nearest(conn, self._LEG_COLUMNS, clauses, params, vector, limit, exact)
         return sorted((Candidate(id_, filename, "", float(score)) for id_, filename, score in rows),
                       key=lambda candidate: -candidate.score)
+
+    def _few_dated(self, conn, filters: Filters) -> bool:
+        """Whether the filters' dates hold EXACT_DATED_CHUNKS chunks or fewer (counted on the dates b-tree,
+        which stops at one more)."""
+        if not (filters.since or filters.until):
+            return False
+        count = conn.execute(sql.SQL(
+            "SELECT count(*) FROM (SELECT 1 FROM {} WHERE recorded_on BETWEEN %s AND %s LIMIT %s) dated").format(
+            self.tables.sql("chunks")), (filters.since or dt.date.min, filters.until or dt.date.max,
+                                         EXACT_DATED_CHUNKS + 1)).fetchone()[0]
+        return count <= EXACT_DATED_CHUNKS
 
     def keyword(self, conn, terms, filters, limit):
         if not terms:
