@@ -8,7 +8,6 @@ or fails a filter the SQL could not apply.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 import math
@@ -166,10 +165,9 @@ class ManagedLayout(Layout):
         which stops at one more)."""
         if not (filters.since or filters.until):
             return False
-        count = conn.execute(sql.SQL(
-            "SELECT count(*) FROM (SELECT 1 FROM {} WHERE recorded_on BETWEEN %s AND %s LIMIT %s) dated").format(
-            self.tables.sql("chunks")), (filters.since or dt.date.min, filters.until or dt.date.max,
-                                         EXACT_DATED_CHUNKS + 1)).fetchone()[0]
+        clauses, params = sql_conditions(Filters(since=filters.since, until=filters.until, include_superseded=True))
+        count = conn.execute(sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT %s) dated").format(
+            self.tables.sql("chunks"), sql.SQL(" AND ").join(clauses)), (*params, EXACT_DATED_CHUNKS + 1)).fetchone()[0]
         return count <= EXACT_DATED_CHUNKS
 
     def keyword(self, conn, terms, filters, limit):
