@@ -100,6 +100,10 @@ def test_a_weekend_is_told_of_in_the_days_after_it(env, memories):
     assert [hit["window"]["inside"] for hit in hits] == [False, False]
     assert "nothing inside matched: from the 7 days on each side, then any date" in stderr
 
+    hits, stderr = search_json(env, memories, "where did we hike last weekend?", "--top", "1")
+    assert [hit["title"] for hit in hits] == ["Monday catch-up"]
+    assert "nothing inside matched: from the 7 days on each side (" in stderr  # no hit from any other date
+
 
 def test_only_time_words_lists_that_days_records(env, weekly):
     index(env, weekly)

@@ -79,8 +79,9 @@ def window_text(window) -> str:
     words = _line(", ".join(window.words))
     if window.inside:
         return f"window {span} ({words})"
-    reach = f"the {window.around} days on each side, then any date" if window.around else "any date"
-    return f"window {span} ({words}), nothing inside matched: from {reach}"
+    reach = ([f"the {window.around} days on each side"] if window.around else []) + (
+        ["any date"] if window.anywhere else [])
+    return f"window {span} ({words}), nothing inside matched" + (f": from {', then '.join(reach)}" if reach else "")
 
 
 def hit_dict(hit, explain: bool = False, window=None) -> dict:

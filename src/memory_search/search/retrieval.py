@@ -74,6 +74,7 @@ class Window:
     inside: bool = True  # False: nothing dated inside matched, and the hits come from around it or any date
     alone: bool = False  # the query was these words alone: the window's records are listed, none around it
     around: int = 0  # hits from this many days on each side of the window follow those inside it (0: none)
+    anywhere: bool = False  # hits from any date follow those (nothing inside matched)
 
     def holds(self, day: dt.date | None) -> bool:
         return (day is not None and (self.since is None or self.since <= day)
@@ -117,14 +118,16 @@ def search_in_time(request: SearchRequest, run) -> Hits:
                 if not window.holds(hit.record.date)]
         around = AROUND_WINDOW_DAYS if near else 0
         hits.extend(near[: request.top - len(hits)])
+    from_any_date = False
     if not inside and len(hits) < request.top:
         def key(hit):
             return hit.path if request.dedupe else (hit.path, hit.start_line)
 
         shown = {key(hit) for hit in hits}
         anywhere = [hit for hit in run(replace(request, time=False)) if key(hit) not in shown]
+        from_any_date = bool(anywhere[: request.top - len(hits)])
         hits.extend(anywhere[: request.top - len(hits)])
-    hits.window = replace(window, inside=inside, around=around)
+    hits.window = replace(window, inside=inside, around=around, anywhere=from_any_date)
     return hits
 
 
