@@ -295,6 +295,37 @@ ROWS = [
     ("THİS MONDAY", T, "2026-11-30", "2026-11-30", "", "THİS MONDAY"),
     ("ſince Monday", T, "2026-11-30", "2026-12-01", "", "ſince Monday"),  # since, not "before"
     ("ın 2025", T, "2025-01-01", "2025-12-31", "", "2025"),  # "in" cues the year
+    # ---------------------------------------------------------------- told from a date: the days the words name
+    ("what did we do the weekend before 4th October, 2026?", T, "2026-09-26", "2026-09-27", "what did we do?",
+     "the weekend before 4th October, 2026"),
+    ("the day after November 20", T, "2026-11-21", "2026-11-21", "", "the day after November 20"),
+    ("the night before Nov 20", T, "2026-11-19", "2026-11-19", "", "the night before Nov 20"),
+    ("notes from the week before 11/20", T, "2026-11-13", "2026-11-19", "notes", "the week before 11/20"),
+    ("the week after Nov 20-22", T, "2026-11-23", "2026-11-29", "", "the week after Nov 20-22"),
+    ("a few days before November 22", T, "2026-11-19", "2026-11-21", "", "a few days before November 22"),
+    ("a couple of days after 11/20", T, "2026-11-21", "2026-11-22", "", "a couple of days after 11/20"),
+    ("3 days after 2026-11-20", T, "2026-11-23", "2026-11-23", "", "3 days after 2026-11-20"),
+    ("two weeks after June 1", T, "2026-06-12", "2026-06-18", "", "two weeks after June 1"),  # about June 15
+    ("the month before May 2026", T, "2026-04-01", "2026-04-30", "", "the month before May 2026"),
+    ("the year after 2020", T, "2021-01-01", "2021-12-31", "", "the year after 2020"),
+    ("on the Monday before July 24, 2026 we met", T, "2026-07-20", "2026-07-20", "we met",
+     "Monday before July 24, 2026"),
+    ("the Saturday after October 24, 2026", T, "2026-10-31", "2026-10-31", "", "Saturday after October 24, 2026"),
+    ("the first weekend of August 2026", T, "2026-08-01", "2026-08-02", "", "the first weekend of August 2026"),
+    ("the last weekend of October 2026", T, "2026-10-31", "2026-11-01", "", "the last weekend of October 2026"),
+    ("the first week of March", T, "2026-03-01", "2026-03-07", "", "the first week of March"),
+    ("the second Tuesday of October", T, "2026-10-13", "2026-10-13", "", "the second Tuesday of October"),
+    ("the last Friday of November", T, "2026-11-27", "2026-11-27", "", "the last Friday of November"),
+    ("since the day after Nov 20", T, "2026-11-21", T, "", "since the day after Nov 20"),
+    ("11月20日の前日の会議", T, "2026-11-19", "2026-11-19", "会議", "11月20日の前日"),
+    ("11月20日の翌日", T, "2026-11-21", "2026-11-21", "", "11月20日の翌日"),
+    ("11月20日の翌週の予定", T, "2026-11-23", "2026-11-29", "予定", "11月20日の翌週"),  # the calendar week
+    ("10月7日の前の週末に何をした", T, "2026-10-03", "2026-10-04", "何をした", "10月7日の前の週末"),
+    ("11月20日の3日前", T, "2026-11-17", "2026-11-17", "", "11月20日の3日前"),  # not three days before today
+    ("11月20日の三日後のリリース", T, "2026-11-23", "2026-11-23", "リリース", "11月20日の三日後"),
+    # What is not told from a date keeps its earlier reading.
+    ("notes before November 20", T, None, "2026-11-19", "notes", "before November 20"),
+    ("the fifth Monday of February 2026", T, "2026-02-01", "2026-11-30", "the fifth", ("Monday", "February 2026")),
     # ---------------------------------------------------------------- days the calendar does not have
     # are not time words, and no part of them is read: they stay in the query as written.
     ("2025年2月29日の会議", T, NONE, NONE, NONE, NONE),
@@ -383,6 +414,8 @@ _WORDS = [
     "先週", "から", "まで", "〜", "11月", "20日", "の", "月曜", "3日前", "三", "ヶ月前", "今年", "度",
     "last", "week", "since", "between", "and", "to", " ", "Nov", "20", "-", "/", "May", "may", "2026",
     "ago", "a couple of", "days", "(", ")", "、", ",", "'s", "T10:00", ".", "１", "２", "\x00", "\ud800",
+    "the", "day", "weekend", "before", "after", "first", "last", "of", "Saturday", "a few", "前日", "翌週", "前の週末",
+    "日後",
 ]
 _LATIN = [
     "last", "this", "week", "weekend", "weeks", "month", "year", "day", "days", "ago", "since", "after", "before",
@@ -392,6 +425,7 @@ _LATIN = [
     "March", "march", "Jan", "Jan.", "Sept", "August", "20th", "31st", "2026", "2025", "1999", "2099", "11/20",
     "2/29", "2/30", "11/20/2026", "2026-11-20", "2025-02-29", "2026-11", "2026/11/20", "T10:00", "T10:00:00Z",
     "a couple of", "three", "twelve", "an", "'s", "’s", "I", "we", "Monday.com", "v11.20", "3.11",
+    "night", "few", "several", "first", "second", "fourth", "1st", "Saturday", "weekends", "months",
 ]
 _JAPANESE = [
     "先週", "今週", "先々週", "今週末", "今日", "本日", "昨日", "一昨日", "きのう", "おととい", "今月", "先月",
@@ -403,6 +437,8 @@ _JAPANESE = [
     "～", "の", "に", "は", "で", "と", "や", "、", "頃", "ごろ", "毎週", "毎月", "第1", "3月期",
     # era forms, which are not read (令和5年 is no window) but must not break anything
     "令和5年", "令和元年5月1日", "平成31年4月30日", "昭和64年", "R5", "H31.4.30", "5年前半", "数日前", "先日",
+    "前日", "翌日", "前週", "翌週", "前の週", "次の週", "前の週末", "直前の週末", "次の週末", "翌週末", "翌月", "前月",
+    "3日後", "十日後",
 ]
 _NOISE = [" ", "  ", "\u3000", "\t", "\n", ",", ".", "-", "–", "/", ":", ";", "・", "(", ")", "「", "」", "?", "？",
           "!", "\x00", "\ud800", "0", "9", "１", "２", "／", "－", "．", "ſ", "ı", "İ", "K", "ｋ"]

@@ -711,15 +711,25 @@ def _combine(hits: list[_Hit], norm: str, today: datetime.date) -> list[_Hit]:
         hit = hits[i]
         following = hits[i + 1] if i + 1 < len(hits) else None
         try:
-            closed = _closed_range(hit, following, norm, today)
-            if closed is not None:
+            ahead = _relative(following, norm) if following is not None else None
+            closed = _weekday_relative(hit, following, norm) or _closed_range(hit, following, norm, today)
+            if ahead is not None and ahead.start <= hit.start:  # "the last weekend of May": one phrase
+                windows.append(_open_range(ahead, norm, today))
+                i += 1
+            elif closed is not None:
                 windows.append(closed)
                 i += 2
-                continue
-            windows.append(_continued_date(hit, following, norm) or _open_range(hit, norm, today))
+            else:
+                continued = _continued_date(hit, following, norm)
+                relative = _relative(continued or hit, norm)
+                windows.append(_open_range(relative, norm, today) if relative else continued
+                               or _open_range(hit, norm, today))
+                i += 1
         except (ValueError, OverflowError):  # e.g. "11月20日〜31日": keep the date alone
             windows.append(hit)
-        i += 1
+            i += 1
+        while i < len(hits) and hits[i].start < windows[-1].end:  # 11月20日の3日前: read as one phrase
+            i += 1
     return windows
 
 
@@ -801,6 +811,134 @@ def _open_range(hit: _Hit, norm: str, today: datetime.date) -> _Hit:
     else:  # before, より前
         since, until = None, hit.since - _ONE_DAY
     return _Hit(start, end, _span(since, until))
+
+
+# ---- a day, week, weekend, month or year told from a date: "the day after November 20", "the weekend before
+# 4 October", "two weeks after 6/1", "the Monday before July 24", "the first weekend of August 2023",
+# 11月20日の前日 / 翌週 / 3日前. Each names the days it says, not everything before or after the date.
+_COUNT = (r"[0-9]{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+          r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several")
+_UNIT_BEFORE = (
+    r"(?<![A-Za-z0-9_])(?i:"
+    rf"(?P<phrase>(?:the\s+)?(?:(?P<count>{_COUNT})\s+)?(?P<unit>day|night|morning|evening|afternoon|week|weekend|month|year)"
+    r"(?P<plural>s)?\s+(?P<direction>before|after))\s+)$"
+)
+_NTH = r"first|second|third|fourth|last|1st|2nd|3rd|4th"
+_NTH_UNIT_OF = (
+    rf"(?<![A-Za-z0-9_])(?i:(?P<phrase>(?:the\s+)?(?P<nth>{_NTH})\s+(?P<unit>week|weekend|{_EN_WEEKDAY})"
+    r"\s+(?:of|in))\s+)$"
+)
+_WEEKDAY_LINK = r"\s+(?i:(before|after))\s+"
+_JA_RELATIVE = (
+    r"の?(?:(?P<day>前日|翌日)|(?P<week>前週|翌週|前の週(?!末)|次の週(?!末)|翌週(?!末))"
+    r"|(?P<weekend>(?:直?前|次)の週末|翌週末)|(?P<month>前月|翌月|前の月|次の月)"
+    r"|(?P<count>[0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九])日(?P<way>前|後)(?!後))"
+)
+_FUZZY_COUNTS = {"few": 3, "several": 7}
+_NTH_NUMBER = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+
+
+def _relative(hit: _Hit, norm: str) -> _Hit | None:
+    """The days a phrase around a date names from it (see above), or None when none stands around it."""
+    if hit.since is None or hit.until is None:
+        return None
+    # Each pattern is compiled and run only where a word it needs stands next to the date.
+    lead = norm[max(0, hit.start - 40):hit.start].translate(_ASCII_FOLD).lower()
+    tail = norm[hit.end:hit.end + 12]
+    m = ("before" in lead or "after" in lead) and _compiled(_UNIT_BEFORE).search(norm, max(0, hit.start - 40),
+                                                                                 hit.start)
+    if m:
+        count = _fold(m.group("count") or "")
+        key = "couple" if "couple" in count else count.split()[-1] if count else ""
+        fuzzy = key in _FUZZY_COUNTS or key == "couple" and m.group("plural") or not count and m.group("plural")
+        n = _FUZZY_COUNTS.get(key, 2 if key == "couple" else 3) if fuzzy else _number(count) if count else 0
+        since, until = _from_date(hit, _fold(m.group("unit")), n, fuzzy, _fold(m.group("direction")) == "after")
+        return _Hit(m.start("phrase"), hit.end, _span(since, until))
+    m = (any(word in lead for word in _NTH_NUMBER) or "last" in lead) and _compiled(_NTH_UNIT_OF).search(
+        norm, max(0, hit.start - 30), hit.start)
+    if m:
+        unit, nth = _fold(m.group("unit")), _fold(m.group("nth"))
+        if unit == "week":
+            start = hit.until - _days(6) if nth == "last" else hit.since + _days(7 * (_NTH_NUMBER[nth] - 1))
+            return _Hit(m.start("phrase"), hit.end, _span(start, start + _days(6)))
+        weekday = 5 if unit == "weekend" else _weekday(unit)  # a weekend counts by its Saturday
+        if nth == "last":
+            day = hit.until - _days((hit.until.weekday() - weekday) % 7)
+        else:
+            day = hit.since + _days((weekday - hit.since.weekday()) % 7 + 7 * (_NTH_NUMBER[nth] - 1))
+        if not hit.since <= day <= hit.until:
+            return None  # the fifth Monday of a month that has four
+        return _Hit(m.start("phrase"), hit.end, _span(day, day + _ONE_DAY if unit == "weekend" else day))
+    m = any(c in tail for c in "前翌次後") and _compiled(_JA_RELATIVE).match(norm, hit.end)
+    if m:
+        after = any(m.group(g) and m.group(g)[0] in "翌次後" for g in ("day", "week", "weekend", "month")) \
+            or m.group("way") == "後"
+        if m.group("count"):
+            since, until = _from_date(hit, "day", _number(m.group("count")), False, after)
+        elif m.group("week"):  # 翌週 / 前の週: the calendar week after (before) the one that holds the date
+            since, until = _week(hit.until + _days(7) if after else hit.since - _days(7), 0)
+        else:
+            unit = next(u for u in ("day", "weekend", "month") if m.group(u))
+            since, until = _from_date(hit, unit, 0, False, after)
+        return _Hit(hit.start, m.end(), _span(since, until))
+    return None
+
+
+def _from_date(hit: _Hit, unit: str, n: int, fuzzy: bool, after: bool):
+    """(since, until) of `n` units (0: the one next to it; fuzzy: up to n of them) before or after a phrase's
+    days. A day-like unit (night, morning...) is a day; n weeks is the week around that day."""
+    sign = 1 if after else -1
+    edge = hit.until if after else hit.since
+    if unit in ("night", "morning", "evening", "afternoon"):
+        unit = "day"
+    if unit == "weekend":
+        unit, n = ("week", n) if fuzzy else ("weekend", max(n, 1))
+    if unit == "day":
+        if fuzzy:
+            return _ordered(edge + _days(sign), edge + _days(sign * n))
+        return (edge + _days(sign * max(n, 1)),) * 2
+    if unit == "week":
+        if fuzzy:
+            return _ordered(edge + _days(sign), edge + _days(sign * 7 * n))
+        if n:
+            middle = edge + _days(sign * 7 * n)
+            return middle - _days(3), middle + _days(3)
+        return _ordered(edge + _days(sign), edge + _days(sign * 7))
+    if unit == "weekend":  # the n-th Saturday and Sunday wholly before (after) the phrase's days
+        if after:
+            saturday = edge + _days((5 - edge.weekday()) % 7 or 7)
+        else:
+            saturday = edge - _days((edge.weekday() - 6) % 7 or 7) - _ONE_DAY
+        saturday += _days(sign * 7 * (n - 1))
+        return saturday, saturday + _ONE_DAY
+    if unit == "month":
+        if fuzzy:
+            far = _month(edge.year, edge.month, -sign * n)
+            return _ordered(edge + _days(sign), far[1] if after else far[0])
+        return _month(edge.year, edge.month, -sign * max(n, 1))
+    # year
+    if fuzzy:
+        return _ordered(edge + _days(sign), _year(edge.year + sign * n)[1 if after else 0])
+    return _year(edge.year + sign * max(n, 1))
+
+
+def _ordered(a: datetime.date, b: datetime.date) -> tuple[datetime.date, datetime.date]:
+    return (a, b) if a <= b else (b, a)
+
+
+def _weekday_relative(hit: _Hit, following: _Hit | None, norm: str) -> _Hit | None:
+    """the Monday before July 24 / the Saturday after October 28: that one day."""
+    if hit.kind != "weekday" or following is None or following.since is None or following.until is None:
+        return None
+    link = _compiled(_WEEKDAY_LINK).fullmatch(norm, hit.end, following.start)
+    if link is None:
+        return None
+    weekday = hit.since.weekday()
+    if _fold(link.group(1)) == "before":
+        day = following.since - _days((following.since.weekday() - weekday) % 7 or 7)
+    else:
+        day = following.until + _days((weekday - following.until.weekday()) % 7 or 7)
+    return _Hit(hit.start, following.end, _span(day))
 
 
 # --------------------------------------------------------------------------- removal
