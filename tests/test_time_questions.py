@@ -77,7 +77,20 @@ def parse(expr: str, today: date) -> tuple[date, date]:
         end = recent_date(m2, d2)
         return recent_date(m1, d1, end), end
 
+    def strictly_before(ref: date, wd: int) -> date:
+        return on_or_before(ref - day, wd)
+
     rules = [
+        (r"(?:on )?the day after ([A-Z][a-z]+) (\d+)", lambda g: single(recent_date(month_of(g[0]), int(g[1])) + day)),
+        (r"(?:on )?the day before ([A-Z][a-z]+) (\d+)",
+         lambda g: single(recent_date(month_of(g[0]), int(g[1])) - day)),
+        (r"(?:on )?the (\w+day) before ([A-Z][a-z]+) (\d+)",
+         lambda g: single(strictly_before(recent_date(month_of(g[1]), int(g[2])), WD_EN[g[0].lower()]))),
+        (r"(?:(\d+)月(\d+)日|(\d+)/(\d+))の翌日",
+         lambda g: single(recent_date(int(g[0] or g[2]), int(g[1] or g[3])) + day)),
+        (r"(\d+)月(\d+)日の前日", lambda g: single(recent_date(int(g[0]), int(g[1])) - day)),
+        (r"(\d+)月(\d+)日の前の(.)曜日?",
+         lambda g: single(strictly_before(recent_date(int(g[0]), int(g[1])), WD_JA[g[2]]))),
         (r"今日|today", lambda g: single(today)),
         (r"昨日|yesterday", lambda g: single(today - day)),
         (r"一昨日|おととい|the day before yesterday", lambda g: single(today - 2 * day)),
@@ -146,6 +159,12 @@ def parse(expr: str, today: date) -> tuple[date, date]:
     ("2028-02-29", "2/29", "2028-02-29", "2028-02-29"),
     ("2028-02-29", "先月", "2028-01-01", "2028-01-31"),
     ("2028-02-29", "今月", "2028-02-01", "2028-02-29"),
+    # told from a date
+    ("2026-12-01", "on the day after November 20", "2026-11-21", "2026-11-21"),
+    ("2026-12-01", "11/30の翌日", "2026-12-01", "2026-12-01"),
+    ("2026-12-01", "11月20日の前日", "2026-11-19", "2026-11-19"),
+    ("2026-12-01", "the Friday before Nov 20", "2026-11-13", "2026-11-13"),  # Nov 20 is a Friday
+    ("2026-12-01", "11月24日の前の月曜日", "2026-11-23", "2026-11-23"),
 ])
 def test_parse_follows_the_semantics(today, expr, start, end):
     assert parse(expr, date.fromisoformat(today)) == (date.fromisoformat(start), date.fromisoformat(end))
@@ -267,6 +286,16 @@ def tokens(text: str) -> set[str]:
     return words | {a + b for run in japanese.split() for a, b in zip(run, run[1:])}
 
 
+def test_the_search_reads_each_question_as_the_set_means_it(dataset):
+    from memory_search.search.timewords import find_time
+
+    for q in dataset["queries"]:
+        found = find_time(q["text"], dataset["today"])
+        assert found is not None, q["text"]
+        window = q["metadata"]["window"]
+        assert (str(found.since), str(found.until)) == (window["start"], window["end"]), q["text"]
+
+
 def test_questions_do_not_name_the_decision(dataset):
     """Whatever a question shares with its answer (time words aside), some sibling shares too."""
     by_id = dataset["by_id"]
@@ -283,7 +312,8 @@ def test_questions_do_not_name_the_decision(dataset):
 def test_spread_of_expressions(dataset):
     queries = dataset["queries"]
     families = {q["metadata"]["family"] for q in queries}
-    assert families == {"relative day", "weekday", "relative week", "relative month", "absolute", "range"}
+    assert families == {"relative day", "weekday", "relative week", "relative month", "absolute", "range",
+                        "told from a date"}
     assert len({q["metadata"]["kind"] for q in queries}) >= 14
     assert len({q["metadata"]["topic"] for q in queries}) >= 10
     # no record answers more than three questions

@@ -125,6 +125,7 @@ ROWS = [
     ("3 months ago", T, "2026-09-01", "2026-09-30", "", "3 months ago"),
     ("a month ago", T, "2026-11-01", "2026-11-30", "", "a month ago"),
     ("twelve months ago", T, "2025-12-01", "2025-12-31", "", "twelve months ago"),
+    ("fourteen days ago", T, "2026-11-17", "2026-11-17", "", "fourteen days ago"),  # not "four" and a leftover
     ("a year ago", T, "2025-01-01", "2025-12-31", "", "a year ago"),
     ("last Monday", T, "2026-11-30", "2026-11-30", "", "last Monday"),
     ("last Tuesday", T, "2026-11-24", "2026-11-24", "", "last Tuesday"),  # today is Tuesday: a week ago
@@ -323,6 +324,9 @@ ROWS = [
     ("10月7日の前の週末に何をした", T, "2026-10-03", "2026-10-04", "何をした", "10月7日の前の週末"),
     ("11月20日の3日前", T, "2026-11-17", "2026-11-17", "", "11月20日の3日前"),  # not three days before today
     ("11月20日の三日後のリリース", T, "2026-11-23", "2026-11-23", "リリース", "11月20日の三日後"),
+    ("11月20日の前の金曜の会議", T, "2026-11-13", "2026-11-13", "会議", "11月20日の前の金曜"),
+    ("11月20日の次の月曜日", T, "2026-11-23", "2026-11-23", "", "11月20日の次の月曜日"),  # not the next month
+    ("10月20日の前月の売上", T, "2026-09-01", "2026-09-30", "売上", "10月20日の前月"),
     # What is not told from a date keeps its earlier reading.
     ("notes before November 20", T, None, "2026-11-19", "notes", "before November 20"),
     ("the fifth Monday of February 2026", T, "2026-02-01", "2026-11-30", "the fifth", ("Monday", "February 2026")),

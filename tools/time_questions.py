@@ -100,6 +100,10 @@ RESOLVE: dict[str, Callable[[tuple, date], tuple[date, date]]] = {
     "date_range": lambda a, t: (a[0], a[1]),
     "since_weekday": lambda a, t: (recent_weekday(t, a[0]), t),
     "since_last_week": lambda a, t: (monday(t) - timedelta(7), t),
+    # told from a date: the day after (before) it, the weekday before it
+    "day_after_date": lambda a, t: (a[0] + timedelta(1),) * 2,
+    "day_before_date": lambda a, t: (a[0] - timedelta(1),) * 2,
+    "weekday_before_date": lambda a, t: (a[1] - timedelta((a[1].weekday() - a[0]) % 7 or 7),) * 2,
 }
 
 
@@ -139,6 +143,10 @@ BUILD: dict[str, Callable[[date, date, random.Random], tuple | None]] = {
     "date_range": _date_range,
     "since_weekday": _since_weekday,
     "since_last_week": lambda d, t, r: () if d >= monday(t) - timedelta(7) else None,
+    "day_after_date": lambda d, t, r: (d - timedelta(1),),
+    "day_before_date": lambda d, t, r: (d + timedelta(1),) if d < t else None,
+    "weekday_before_date": lambda d, t, r: ((d.weekday(), d + timedelta(k)) if (k := r.randint(1, 6)) <= (t - d).days
+                                            else None),
 }
 
 # How many questions of each kind to aim for; kinds that find too few unique answers (month
@@ -150,6 +158,7 @@ TARGETS = {
     "this_month": 4, "last_month": 6, "n_months_ago": 4,
     "date": 24, "month": 6,
     "date_range": 12, "since_weekday": 6, "since_last_week": 6,
+    "day_after_date": 8, "day_before_date": 8, "weekday_before_date": 8,
 }
 FAMILY = {
     "today": "relative day", "yesterday": "relative day", "day_before_yesterday": "relative day",
@@ -160,6 +169,8 @@ FAMILY = {
     "this_month": "relative month", "last_month": "relative month", "n_months_ago": "relative month",
     "date": "absolute", "month": "absolute",
     "date_range": "range", "since_weekday": "range", "since_last_week": "range",
+    "day_after_date": "told from a date", "day_before_date": "told from a date",
+    "weekday_before_date": "told from a date",
 }
 
 # Ways to say each kind; English forms are adverbials ("on Monday", "in November") so that the
@@ -187,6 +198,11 @@ FORMS: dict[tuple[str, str], list[str]] = {
     ("date_range", "en"): ["between {mon} {d} and {mon2} {d2}", "from {mon} {d} to {mon2} {d2}"],
     ("since_weekday", "ja"): ["{wd_ja}から", "{wd_ja}以降"], ("since_weekday", "en"): ["since {wd_en}"],
     ("since_last_week", "ja"): ["先週から", "先週以降"], ("since_last_week", "en"): ["since last week"],
+    ("day_after_date", "ja"): ["{m}月{d}日の翌日", "{m}/{d}の翌日"],
+    ("day_after_date", "en"): ["on the day after {month} {d}", "the day after {mon} {d}"],
+    ("day_before_date", "ja"): ["{m}月{d}日の前日"], ("day_before_date", "en"): ["on the day before {month} {d}"],
+    ("weekday_before_date", "ja"): ["{m}月{d}日の前の{wd_ja}", "{m}月{d}日の前の{wd_ja}日"],
+    ("weekday_before_date", "en"): ["on the {wd_en} before {month} {d}", "the {wd_en} before {mon} {d}"],
 }
 
 
@@ -199,13 +215,17 @@ def render(expr: Expr, lang: str, rng: random.Random) -> str:
         p = {"wd_ja": WEEKDAYS_JA[args[0]], "wd_en": WEEKDAYS_EN[args[0]]}
     elif kind == "month":
         p = {"y": args[0], "m": args[1], "month": MONTHS_EN[args[1] - 1]}
-    elif kind in ("date", "date_range"):
-        first, last = args[0], args[-1]
+    elif kind in ("date", "date_range", "day_after_date", "day_before_date", "weekday_before_date"):
+        first, last = args[-1], args[-1]
+        if kind == "date_range":
+            first = args[0]
         p = {"y": first.year, "m": first.month, "d": first.day, "iso": first.isoformat(),
              "mon": MONTHS_EN[first.month - 1][:3], "month": MONTHS_EN[first.month - 1],
              "mon2": MONTHS_EN[last.month - 1][:3], "d2": last.day,
              # 11月20日〜22日 within a month, 11月29日〜12月2日 across months
              "tail": f"{last.day}日" if last.month == first.month else f"{last.month}月{last.day}日"}
+        if kind == "weekday_before_date":
+            p.update(wd_ja=WEEKDAYS_JA[args[0]], wd_en=WEEKDAYS_EN[args[0]])
     return rng.choice(FORMS[kind, lang]).format(**p)
 
 

@@ -158,7 +158,8 @@ def _shift_year(since: datetime.date, until: datetime.date, years: int):
 _KANJI_DIGIT = {c: i for i, c in enumerate("〇一二三四五六七八九")}
 _ENGLISH_NUMBER = {
     w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                                "ten", "eleven", "twelve"))
+                                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                "seventeen", "eighteen", "nineteen", "twenty"))
 }
 _ENGLISH_NUMBER.update(a=1, an=1)
 
@@ -305,7 +306,9 @@ _WORD_STARTS = r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][.\-])"
 _WORD_ENDS = r"(?![A-Za-z0-9_]|[.\-][A-Za-z0-9])"
 _YEAR = r"((?:19|20)[0-9]{2})"
 _JA_NUMBER = r"(?<![0-9数何十])([0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九])"
-_EN_NUMBER = r"[0-9]{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a\s+)?couple(?:\s+of)?"
+_EN_NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+                     r"|sixteen|seventeen|eighteen|nineteen|twenty")
+_EN_NUMBER = rf"[0-9]{{1,3}}|an?|{_EN_NUMBER_WORDS}|(?:a\s+)?couple(?:\s+of)?"
 _EN_WEEKDAY = "|".join(_WEEKDAYS_EN)
 _EN_WEEKDAY_SHORT = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _EN_MONTH = (  # one group: the month word, full or abbreviated ("Nov." keeps its dot)
@@ -816,8 +819,7 @@ def _open_range(hit: _Hit, norm: str, today: datetime.date) -> _Hit:
 # ---- a day, week, weekend, month or year told from a date: "the day after November 20", "the weekend before
 # 4 October", "two weeks after 6/1", "the Monday before July 24", "the first weekend of August 2023",
 # 11月20日の前日 / 翌週 / 3日前. Each names the days it says, not everything before or after the date.
-_COUNT = (r"[0-9]{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-          r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several")
+_COUNT = rf"{_EN_NUMBER}|(?:a\s+)?few|several"
 _UNIT_BEFORE = (
     r"(?<![A-Za-z0-9_])(?i:"
     rf"(?P<phrase>(?:the\s+)?(?:(?P<count>{_COUNT})\s+)?(?P<unit>day|night|morning|evening|afternoon|week|weekend|month|year)"
@@ -831,7 +833,8 @@ _NTH_UNIT_OF = (
 _WEEKDAY_LINK = r"\s+(?i:(before|after))\s+"
 _JA_RELATIVE = (
     r"の?(?:(?P<day>前日|翌日)|(?P<week>前週|翌週|前の週(?!末)|次の週(?!末)|翌週(?!末))"
-    r"|(?P<weekend>(?:直?前|次)の週末|翌週末)|(?P<month>前月|翌月|前の月|次の月)"
+    r"|(?P<weekend>(?:直?前|次)の週末|翌週末)|(?:直?前|次)の(?P<weekday>[月火水木金土日])曜日?"
+    r"|(?P<month>前月|翌月|前の月|次の月)"
     r"|(?P<count>[0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九])日(?P<way>前|後)(?!後))"
 )
 _FUZZY_COUNTS = {"few": 3, "several": 7}
@@ -871,9 +874,15 @@ def _relative(hit: _Hit, norm: str) -> _Hit | None:
         return _Hit(m.start("phrase"), hit.end, _span(day, day + _ONE_DAY if unit == "weekend" else day))
     m = any(c in tail for c in "前翌次後") and _compiled(_JA_RELATIVE).match(norm, hit.end)
     if m:
-        after = any(m.group(g) and m.group(g)[0] in "翌次後" for g in ("day", "week", "weekend", "month")) \
-            or m.group("way") == "後"
-        if m.group("count"):
+        after = m.group().removeprefix("の")[:1] in "翌次" or m.group("way") == "後"
+        if m.group("weekday"):  # 11月20日の前の金曜: the last Friday strictly before the date
+            weekday = _weekday(m.group("weekday"))
+            if after:
+                day = hit.until + _days((weekday - hit.until.weekday()) % 7 or 7)
+            else:
+                day = hit.since - _days((hit.since.weekday() - weekday) % 7 or 7)
+            since = until = day
+        elif m.group("count"):
             since, until = _from_date(hit, "day", _number(m.group("count")), False, after)
         elif m.group("week"):  # 翌週 / 前の週: the calendar week after (before) the one that holds the date
             since, until = _week(hit.until + _days(7) if after else hit.since - _days(7), 0)
