@@ -822,8 +822,9 @@ def _open_range(hit: _Hit, norm: str, today: datetime.date) -> _Hit:
 _COUNT = rf"{_EN_NUMBER}|(?:a\s+)?few|several"
 _UNIT_BEFORE = (
     r"(?<![A-Za-z0-9_])(?i:"
-    rf"(?P<phrase>(?:the\s+)?(?:(?P<count>{_COUNT})\s+)?(?P<unit>day|night|morning|evening|afternoon|week|weekend|month|year)"
-    r"(?P<plural>s)?\s+(?P<direction>before|after))\s+)$"
+    rf"(?P<phrase>(?:the\s+)?(?:(?P<count>{_COUNT})\s+)?"
+    r"(?P<unit>day|night|morning|evening|afternoon|week|weekend|month|year)(?P<plural>s)?\s+(?P<direction>before|after))"
+    r"\s+)$"
 )
 _NTH = r"first|second|third|fourth|last|1st|2nd|3rd|4th"
 _NTH_UNIT_OF = (
@@ -851,10 +852,7 @@ def _relative(hit: _Hit, norm: str) -> _Hit | None:
     m = ("before" in lead or "after" in lead) and _compiled(_UNIT_BEFORE).search(norm, max(0, hit.start - 40),
                                                                                  hit.start)
     if m:
-        count = _fold(m.group("count") or "")
-        key = "couple" if "couple" in count else count.split()[-1] if count else ""
-        fuzzy = key in _FUZZY_COUNTS or key == "couple" and m.group("plural") or not count and m.group("plural")
-        n = _FUZZY_COUNTS.get(key, 2 if key == "couple" else 3) if fuzzy else _number(count) if count else 0
+        n, fuzzy = _count(_fold(m.group("count") or ""), bool(m.group("plural")))
         since, until = _from_date(hit, _fold(m.group("unit")), n, fuzzy, _fold(m.group("direction")) == "after")
         return _Hit(m.start("phrase"), hit.end, _span(since, until))
     m = (any(word in lead for word in _NTH_NUMBER) or "last" in lead) and _compiled(_NTH_UNIT_OF).search(
@@ -876,12 +874,7 @@ def _relative(hit: _Hit, norm: str) -> _Hit | None:
     if m:
         after = m.group().removeprefix("の")[:1] in "翌次" or m.group("way") == "後"
         if m.group("weekday"):  # 11月20日の前の金曜: the last Friday strictly before the date
-            weekday = _weekday(m.group("weekday"))
-            if after:
-                day = hit.until + _days((weekday - hit.until.weekday()) % 7 or 7)
-            else:
-                day = hit.since - _days((hit.since.weekday() - weekday) % 7 or 7)
-            since = until = day
+            since = until = _weekday_next_to(hit, _weekday(m.group("weekday")), after)
         elif m.group("count"):
             since, until = _from_date(hit, "day", _number(m.group("count")), False, after)
         elif m.group("week"):  # 翌週 / 前の週: the calendar week after (before) the one that holds the date
@@ -891,6 +884,22 @@ def _relative(hit: _Hit, norm: str) -> _Hit | None:
             since, until = _from_date(hit, unit, 0, False, after)
         return _Hit(hit.start, m.end(), _span(since, until))
     return None
+
+
+def _count(word: str, plural: bool) -> tuple[int, bool]:
+    """(n, fuzzy) of a count before a unit: "two" (2, False); "a few", "several", "a couple of" days and a
+    plural with no count ("the days before") (3, 7, 2, 3; True): up to that many; none (0, False): the one."""
+    key = "couple" if "couple" in word else word.split()[-1] if word else ""
+    if key in _FUZZY_COUNTS or (plural and key in ("couple", "")):
+        return _FUZZY_COUNTS.get(key, 2 if key == "couple" else 3), True
+    return (_number(word) if word else 0), False
+
+
+def _weekday_next_to(hit: _Hit, weekday: int, after: bool) -> datetime.date:
+    """The last such weekday strictly before the phrase's days, or the first strictly after them."""
+    if after:
+        return hit.until + _days((weekday - hit.until.weekday()) % 7 or 7)
+    return hit.since - _days((hit.since.weekday() - weekday) % 7 or 7)
 
 
 def _from_date(hit: _Hit, unit: str, n: int, fuzzy: bool, after: bool):
@@ -942,11 +951,7 @@ def _weekday_relative(hit: _Hit, following: _Hit | None, norm: str) -> _Hit | No
     link = _compiled(_WEEKDAY_LINK).fullmatch(norm, hit.end, following.start)
     if link is None:
         return None
-    weekday = hit.since.weekday()
-    if _fold(link.group(1)) == "before":
-        day = following.since - _days((following.since.weekday() - weekday) % 7 or 7)
-    else:
-        day = following.until + _days((weekday - following.until.weekday()) % 7 or 7)
+    day = _weekday_next_to(following, hit.since.weekday(), _fold(link.group(1)) == "after")
     return _Hit(hit.start, following.end, _span(day))
 
 
