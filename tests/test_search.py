@@ -407,6 +407,59 @@ def test_a_few_days_of_an_index_with_a_vector_graph_are_ranked_exactly_without_i
             conn.execute(sql.SQL("ALTER DATABASE {} RESET enable_sort").format(name))
 
 
+def test_a_search_kept_to_one_kind_walks_that_kinds_own_vector_graph(env, memories, database):
+    # A large index gets a vector graph per kind of record (indexing/pipeline.py's KIND_GRAPH_CHUNKS): a search
+    # kept to sessions walks the sessions' graph, not every other kind's chunks around the question first.
+    import time
+
+    import psycopg
+    from psycopg import sql
+
+    from memory_search.config import Settings
+    from memory_search.search.filters import Filters
+    from memory_search.storage import writer
+    from memory_search.storage.schema import ManagedTables, find_index
+
+    memories.session("2026-11-02", "090000", "Webapp work", "Refactored the login form.")
+    memories.session("2026-11-03", "090000", "Deploy work", "Fixed the login redirect after deploy.")
+    memories.write("wiki/login.md", "# Login\n\nHow the login form and its redirect work.\n", title="Login")
+    index(env, memories)
+    tables = ManagedTables.of(memories.root)
+    settings = Settings.from_env(env).with_overrides(memories_dir=memories.root)
+
+    def titles(**filters) -> list[str]:
+        with memory_search.open(settings) as found:
+            return sorted(hit.record.title for hit in found.search("login", mode="semantic",
+                                                                   filters=Filters(**filters)))
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        spec = find_index(conn, memories.root).spec
+        writer.ensure_hnsw(conn, tables, spec)
+        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2)  # as a large index has them
+        graphs = {row[0] for row in conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = to_regclass(%s) AND i.indisvalid", (tables.chunks,))}
+        sessions = writer.kind_graph(tables, "session")
+        assert sessions in graphs and writer.kind_graph(tables, "wiki") not in graphs  # one wiki chunk: too few
+
+        def reads(graph: str) -> int:
+            time.sleep(0.5)
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            return conn.execute("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s",
+                                (graph,)).fetchone()[0]
+
+        name = sql.Identifier(conn.execute("SELECT current_database()").fetchone()[0])
+        conn.execute(sql.SQL("ALTER DATABASE {} SET enable_seqscan = off").format(name))  # as over a large table
+        conn.execute(sql.SQL("ALTER DATABASE {} SET enable_sort = off").format(name))
+        try:
+            before = reads(sessions)
+            assert titles() == ["Deploy work", "Login", "Webapp work"] and reads(sessions) == before
+            assert titles(scope="session") == ["Deploy work", "Webapp work"] and reads(sessions) > before
+        finally:
+            conn.execute(sql.SQL("ALTER DATABASE {} RESET enable_seqscan").format(name))
+            conn.execute(sql.SQL("ALTER DATABASE {} RESET enable_sort").format(name))
+
+
 def test_an_index_made_before_gets_the_dates_b_tree_at_its_next_run(env, memories, database):
     # The b-tree on dates alone lets a large index's last few days be read whole and ranked exactly
     # (tools/bench_scale.py: --since keeping 1.3 % of a million chunks, 116 ms and recall 0.73 without it).

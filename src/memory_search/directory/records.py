@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 RAW_KINDS = ("session", "web", "minutes")
+KINDS = (*RAW_KINDS, "wiki")  # a record elsewhere in the directory has none
 INACTIVE_STATUSES = ("superseded", "deprecated")
 
 DATE_FOLDER = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -18,7 +18,7 @@ from ..indexing.chunking import CHUNKER_VERSION
 from ..embedding import ModelSpec
 from .embedding_cache import create_cache
 from ..search.links import Link, add_links, create_table as create_links_table, forget_links
-from ..directory.records import Record
+from ..directory.records import KINDS, Record
 from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
 from ..indexing.tokens import TOKENIZER_VERSION
@@ -156,6 +156,7 @@ def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
     stored = f"{vector_type(spec.dimension)}({int(spec.dimension)})"
     if columns["embedding"] != stored and columns["embedding"] == f"vector({int(spec.dimension)})":
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{tables.prefix}__chunks_hnsw")))
+        drop_kind_graphs(conn, tables)
         conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding TYPE {} USING embedding::{}").format(
             tables.sql("chunks"), sql.SQL(stored), sql.SQL(stored)))
     if columns_of(conn, tables.meta):
@@ -424,24 +425,57 @@ def hnsw_build_settings(conn, graph_bytes: int) -> dict[str, str]:
 
 def ensure_hnsw(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: None) -> None:
     """Build the HNSW vector index when it is missing or was left invalid by an interrupted build."""
+    _ensure_graph(conn, tables, spec, f"{tables.prefix}__chunks_hnsw", None,
+                  lambda: say("building the HNSW vector index (searches keep working meanwhile)"))
+
+
+def kind_graph(tables: ManagedTables, kind: str) -> str:
+    """The name of the vector graph of one kind of record's chunks."""
+    return f"{tables.prefix}__chunks_hnsw_{kind}"
+
+
+def ensure_kind_graphs(conn, tables: ManagedTables, spec: ModelSpec, min_chunks: int,
+                       say=lambda message: None) -> None:
+    """A vector graph of each kind of record (sessions, web pages, minutes, wiki pages) with `min_chunks`
+    embedded chunks or more, beside the graph of all: a search kept to one kind walks its own graph, where
+    the graph of all would pass every other kind's chunks around the question first (at a million chunks a
+    tenth as long; tools/bench_scale.py). Each costs about what its chunks cost in the graph of all."""
+    counts = conn.execute(sql.SQL("SELECT kind, count(*) FROM {} WHERE embedding IS NOT NULL AND kind = ANY(%s) "
+                                  "GROUP BY kind").format(tables.sql("chunks")), (list(KINDS),)).fetchall()
+    for kind, count in sorted(counts):
+        if count >= min_chunks:
+            _ensure_graph(conn, tables, spec, kind_graph(tables, kind), kind,
+                          lambda kind=kind: say(f"building the vector index of the {kind} records"))
+
+
+def drop_kind_graphs(conn, tables: ManagedTables) -> None:
+    for kind in KINDS:
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(kind_graph(tables, kind))))
+
+
+def _ensure_graph(conn, tables: ManagedTables, spec: ModelSpec, name: str, kind: str | None, starting) -> None:
+    """Build one HNSW graph (of the chunks of `kind`, or of all) when it is missing or was left invalid by an
+    interrupted build; starting() is called before a build."""
     stored = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"]).group(0)
     operator = f"{stored}_cosine_ops"
-    name = f"{tables.prefix}__chunks_hnsw"
     valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
                          (name,)).fetchone()
     if valid and valid[0]:
         return
     if valid:  # an interrupted concurrent build leaves an invalid index behind
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-    say("building the HNSW vector index (searches keep working meanwhile)")
-    chunks = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL").format(
-        tables.sql("chunks"))).fetchone()[0]
+    starting()
+    only = sql.SQL(" AND kind = {}").format(sql.Literal(kind)) if kind else sql.SQL("")
+    chunks = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL{}").format(
+        tables.sql("chunks"), only)).fetchone()[0]
     settings = hnsw_build_settings(conn, hnsw_graph_bytes(chunks, stored, spec.dimension))
     for setting, value in settings.items():  # CONCURRENTLY runs outside a transaction: no SET LOCAL
         conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
     try:
-        conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding {})").format(
-            sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator)))
+        # The predicate is the one a scope's clause writes (search/filters.py), so the planner can use it.
+        predicate = sql.SQL(" WHERE kind = {}").format(sql.Literal(kind)) if kind else sql.SQL("")
+        conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding {}){}").format(
+            sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator), predicate))
     finally:
         for setting in settings if not conn.closed and not conn.broken else ():
             conn.execute(sql.SQL("RESET {}").format(sql.Identifier(setting)))
