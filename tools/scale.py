@@ -140,21 +140,22 @@ class Scale:
             return conn.execute(self.sql("SELECT count(*) FROM {chunks}")).fetchone()[0]
 
     def _keep_base(self, conn) -> None:
-        """The base's rows, numbered, in side tables (once): every copy is made from them."""
+        """The base's rows, numbered, in side tables (once): every copy is made from them. Logged, so a kept
+        --workdir keeps them through a restart of its server (an unlogged table is emptied by one)."""
         if conn.execute("SELECT to_regclass('scale_base_chunks')").fetchone()[0]:
             return
         conn.execute(self.sql(
-            "CREATE UNLOGGED TABLE scale_base_chunks AS SELECT row_number() OVER (ORDER BY c.id) - 1 AS n, "
+            "CREATE TABLE scale_base_chunks AS SELECT row_number() OVER (ORDER BY c.id) - 1 AS n, "
             "c.*, f.relpath FROM {chunks} c JOIN {files} f USING (filename)"))
         conn.execute("CREATE UNIQUE INDEX ON scale_base_chunks (n)")
-        conn.execute(self.sql("CREATE UNLOGGED TABLE scale_base_files AS SELECT * FROM {files} WHERE chunk_count > 0"))
-        conn.execute(self.sql("CREATE UNLOGGED TABLE scale_base_postings AS SELECT p.*, b.n FROM {postings} p "
+        conn.execute(self.sql("CREATE TABLE scale_base_files AS SELECT * FROM {files} WHERE chunk_count > 0"))
+        conn.execute(self.sql("CREATE TABLE scale_base_postings AS SELECT p.*, b.n FROM {postings} p "
                               "JOIN scale_base_chunks b ON b.id = p.chunk_id"))
-        conn.execute(self.sql("CREATE UNLOGGED TABLE scale_base_terms AS SELECT * FROM {terms}"))
-        conn.execute(self.sql("CREATE UNLOGGED TABLE scale_base_meta AS SELECT * FROM {meta}"))
+        conn.execute(self.sql("CREATE TABLE scale_base_terms AS SELECT * FROM {terms}"))
+        conn.execute(self.sql("CREATE TABLE scale_base_meta AS SELECT * FROM {meta}"))
         rng = random.Random(17)
         dimension = len(json.loads(conn.execute("SELECT embedding::text FROM scale_base_chunks LIMIT 1").fetchone()[0]))
-        conn.execute(f"CREATE UNLOGGED TABLE scale_noise (n integer PRIMARY KEY, v vector({dimension}))")
+        conn.execute(f"CREATE TABLE scale_noise (n integer PRIMARY KEY, v vector({dimension}))")
         with conn.cursor().copy("COPY scale_noise (n, v) FROM STDIN") as copy:
             for number in range(NOISE_VECTORS):
                 copy.write_row((number, "[" + ",".join(f"{rng.gauss(0, NOISE_SIGMA):.5f}"
