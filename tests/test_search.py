@@ -460,6 +460,37 @@ def test_a_search_kept_to_one_kind_walks_that_kinds_own_vector_graph(env, memori
             conn.execute(sql.SQL("ALTER DATABASE {} RESET enable_sort").format(name))
 
 
+def test_a_graph_per_kind_left_invalid_by_an_interrupted_build_is_built_again(env, memories, database):
+    # CREATE INDEX CONCURRENTLY that is killed leaves an invalid index behind, which no search uses: the next
+    # index run drops it and builds it again, as it does the graph of all.
+    import psycopg
+
+    from memory_search.storage import writer
+    from memory_search.storage.schema import ManagedTables, find_index
+
+    memories.session("2026-11-02", "090000", "Webapp work", "Refactored the login form.")
+    memories.session("2026-11-03", "090000", "Deploy work", "Fixed the login redirect after deploy.")
+    index(env, memories)
+    tables = ManagedTables.of(memories.root)
+    sessions = writer.kind_graph(tables, "session")
+    with psycopg.connect(database, autocommit=True) as conn:
+        spec = find_index(conn, memories.root).spec
+
+        def valid() -> bool | None:
+            row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
+                               (sessions,)).fetchone()
+            return row[0] if row else None
+
+        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2)
+        assert valid() is True
+        conn.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass(%s)", (sessions,))
+        said = []
+        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2, say=said.append)
+        assert valid() is True and said == ["building the vector index of the session records"]
+        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2, say=said.append)
+        assert len(said) == 1  # a valid graph is left as it is
+
+
 def test_an_index_made_before_gets_the_dates_b_tree_at_its_next_run(env, memories, database):
     # The b-tree on dates alone lets a large index's last few days be read whole and ranked exactly
     # (tools/bench_scale.py: --since keeping 1.3 % of a million chunks, 116 ms and recall 0.73 without it).

@@ -440,8 +440,14 @@ def ensure_kind_graphs(conn, tables: ManagedTables, spec: ModelSpec, min_chunks:
     embedded chunks or more, beside the graph of all: a search kept to one kind walks its own graph, where
     the graph of all would pass every other kind's chunks around the question first (at a million chunks a
     tenth as long; tools/bench_scale.py). Each costs about what its chunks cost in the graph of all."""
+    built = {name for (name,) in conn.execute(
+        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "WHERE i.indrelid = to_regclass(%s) AND i.indisvalid", (tables.chunks,))}
+    missing = [kind for kind in KINDS if kind_graph(tables, kind) not in built]
+    if not missing:
+        return  # an index run over a large index counts nothing
     counts = conn.execute(sql.SQL("SELECT kind, count(*) FROM {} WHERE embedding IS NOT NULL AND kind = ANY(%s) "
-                                  "GROUP BY kind").format(tables.sql("chunks")), (list(KINDS),)).fetchall()
+                                  "GROUP BY kind").format(tables.sql("chunks")), (missing,)).fetchall()
     for kind, count in sorted(counts):
         if count >= min_chunks:
             _ensure_graph(conn, tables, spec, kind_graph(tables, kind), kind,
