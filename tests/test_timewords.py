@@ -327,6 +327,11 @@ ROWS = [
     ("11月20日の前の金曜の会議", T, "2026-11-13", "2026-11-13", "会議", "11月20日の前の金曜"),
     ("11月20日の次の月曜日", T, "2026-11-23", "2026-11-23", "", "11月20日の次の月曜日"),  # not the next month
     ("10月20日の前月の売上", T, "2026-09-01", "2026-09-30", "売上", "10月20日の前月"),
+    ("what did we ship the week of November 18?", T, "2026-11-16", "2026-11-22", "what did we ship?",
+     "the week of November 18"),
+    ("the weekend of Nov 18", T, "2026-11-21", "2026-11-22", "", "the weekend of Nov 18"),
+    ("11月18日の週に何をした", T, "2026-11-16", "2026-11-22", "何をした", "11月18日の週"),
+    ("11月18日の週次定例", T, "2026-11-18", "2026-11-18", "週次定例", "11月18日"),  # a weekly meeting, that day
     # What is not told from a date keeps its earlier reading.
     ("notes before November 20", T, None, "2026-11-19", "notes", "before November 20"),
     ("the fifth Monday of February 2026", T, "2026-02-01", "2026-11-30", "the fifth", ("Monday", "February 2026")),
@@ -419,7 +424,7 @@ _WORDS = [
     "last", "week", "since", "between", "and", "to", " ", "Nov", "20", "-", "/", "May", "may", "2026",
     "ago", "a couple of", "days", "(", ")", "、", ",", "'s", "T10:00", ".", "１", "２", "\x00", "\ud800",
     "the", "day", "weekend", "before", "after", "first", "last", "of", "Saturday", "a few", "前日", "翌週", "前の週末",
-    "日後",
+    "日後", "の週", "週次", "week of",
 ]
 _LATIN = [
     "last", "this", "week", "weekend", "weeks", "month", "year", "day", "days", "ago", "since", "after", "before",

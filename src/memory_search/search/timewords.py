@@ -831,11 +831,12 @@ _NTH_UNIT_OF = (
     rf"(?<![A-Za-z0-9_])(?i:(?P<phrase>(?:the\s+)?(?P<nth>{_NTH})\s+(?P<unit>week|weekend|{_EN_WEEKDAY})"
     r"\s+(?:of|in))\s+)$"
 )
+_WEEK_OF = r"(?<![A-Za-z0-9_])(?i:(?P<phrase>(?:the\s+)?week(?P<end>end)?\s+of)\s+)$"
 _WEEKDAY_LINK = r"\s+(?i:(before|after))\s+"
 _JA_RELATIVE = (
     r"の?(?:(?P<day>前日|翌日)|(?P<week>前週|翌週|前の週(?!末)|次の週(?!末)|翌週(?!末))"
     r"|(?P<weekend>(?:直?前|次)の週末|翌週末)|(?:直?前|次)の(?P<weekday>[月火水木金土日])曜日?"
-    r"|(?P<month>前月|翌月|前の月|次の月)"
+    r"|(?P<month>前月|翌月|前の月|次の月)|(?P<same_week>の週)(?=[にのはでも、，,。?？!！\s]|$)"
     r"|(?P<count>[0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九])日(?P<way>前|後)(?!後))"
 )
 _FUZZY_COUNTS = {"few": 3, "several": 7}
@@ -870,10 +871,20 @@ def _relative(hit: _Hit, norm: str) -> _Hit | None:
         if not hit.since <= day <= hit.until:
             return None  # the fifth Monday of a month that has four
         return _Hit(m.start("phrase"), hit.end, _span(day, day + _ONE_DAY if unit == "weekend" else day))
-    m = any(c in tail for c in "前翌次後") and _compiled(_JA_RELATIVE).match(norm, hit.end)
+    m = hit.since == hit.until and "week" in lead and _compiled(_WEEK_OF).search(norm, max(0, hit.start - 20),
+                                                                                 hit.start)
+    if m:  # the week of November 20: the calendar week that holds the day; its weekend, that week's
+        monday = _monday(hit.since)
+        since, until = (monday + _days(5), monday + _days(6)) if m.group("end") else (monday, monday + _days(6))
+        return _Hit(m.start("phrase"), hit.end, _span(since, until))
+    m = any(c in tail for c in "前翌次後週") and _compiled(_JA_RELATIVE).match(norm, hit.end)
     if m:
         after = m.group().removeprefix("の")[:1] in "翌次" or m.group("way") == "後"
-        if m.group("weekday"):  # 11月20日の前の金曜: the last Friday strictly before the date
+        if m.group("same_week"):  # 11月20日の週: the calendar week that holds the day
+            if hit.since != hit.until:
+                return None
+            since, until = _week(hit.since, 0)
+        elif m.group("weekday"):  # 11月20日の前の金曜: the last Friday strictly before the date
             since = until = _weekday_next_to(hit, _weekday(m.group("weekday")), after)
         elif m.group("count"):
             since, until = _from_date(hit, "day", _number(m.group("count")), False, after)
