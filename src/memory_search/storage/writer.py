@@ -438,8 +438,9 @@ def ensure_kind_graphs(conn, tables: ManagedTables, spec: ModelSpec, min_chunks:
                        say=lambda message: None) -> None:
     """A vector graph of each kind of record (sessions, web pages, minutes, wiki pages) with `min_chunks`
     embedded chunks or more, beside the graph of all: a search kept to one kind walks its own graph, where
-    the graph of all would pass every other kind's chunks around the question first (at a million chunks a
-    tenth as long; tools/bench_scale.py). Each costs about what its chunks cost in the graph of all."""
+    the graph of all would pass every other kind's chunks around the question first (at a million chunks
+    the sessions' vector leg 113-129 -> 3-6 ms at p95; references/scale.md). Each costs about what its chunks
+    cost in the graph of all."""
     built = {name for (name,) in conn.execute(
         "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
         "WHERE i.indrelid = to_regclass(%s) AND i.indisvalid", (tables.chunks,))}
@@ -455,6 +456,7 @@ def ensure_kind_graphs(conn, tables: ManagedTables, spec: ModelSpec, min_chunks:
 
 
 def drop_kind_graphs(conn, tables: ManagedTables) -> None:
+    """Drop every kind's graph (the next run builds them again)."""
     for kind in KINDS:
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(kind_graph(tables, kind))))
 
@@ -471,17 +473,17 @@ def _ensure_graph(conn, tables: ManagedTables, spec: ModelSpec, name: str, kind:
     if valid:  # an interrupted concurrent build leaves an invalid index behind
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
     starting()
-    only = sql.SQL(" AND kind = {}").format(sql.Literal(kind)) if kind else sql.SQL("")
-    chunks = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL{}").format(
-        tables.sql("chunks"), only)).fetchone()[0]
+    # The predicate is the clause a scope writes (search/filters.py), so the planner can use the graph for it.
+    predicate = sql.SQL("kind = {}").format(sql.Literal(kind)) if kind else sql.SQL("true")
+    chunks = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL AND {}").format(
+        tables.sql("chunks"), predicate)).fetchone()[0]
     settings = hnsw_build_settings(conn, hnsw_graph_bytes(chunks, stored, spec.dimension))
     for setting, value in settings.items():  # CONCURRENTLY runs outside a transaction: no SET LOCAL
         conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
     try:
-        # The predicate is the one a scope's clause writes (search/filters.py), so the planner can use it.
-        predicate = sql.SQL(" WHERE kind = {}").format(sql.Literal(kind)) if kind else sql.SQL("")
         conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding {}){}").format(
-            sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator), predicate))
+            sql.Identifier(name), tables.sql("chunks"), sql.SQL(operator),
+            sql.SQL(" WHERE {}").format(predicate) if kind else sql.SQL("")))
     finally:
         for setting in settings if not conn.closed and not conn.broken else ():
             conn.execute(sql.SQL("RESET {}").format(sql.Identifier(setting)))
