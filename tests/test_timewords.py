@@ -332,6 +332,10 @@ ROWS = [
     ("the weekend of Nov 18", T, "2026-11-21", "2026-11-22", "", "the weekend of Nov 18"),
     ("11月18日の週に何をした", T, "2026-11-16", "2026-11-22", "何をした", "11月18日の週"),
     ("11月18日の週次定例", T, "2026-11-18", "2026-11-18", "週次定例", "11月18日"),  # a weekly meeting, that day
+    ("11月20日の翌週末", T, "2026-11-28", "2026-11-29", "", "11月20日の翌週末"),  # the next week's weekend
+    ("11月20日の次の週末", T, "2026-11-21", "2026-11-22", "", "11月20日の次の週末"),
+    ("11月20日の前日比の売上", T, "2026-11-20", "2026-11-20", "前日比の売上", "11月20日"),  # against the day before
+    ("11月の前月比", T, "2026-11-01", "2026-11-30", "前月比", "11月"),
     # What is not told from a date keeps its earlier reading.
     ("notes before November 20", T, None, "2026-11-19", "notes", "before November 20"),
     ("the fifth Monday of February 2026", T, "2026-02-01", "2026-11-30", "the fifth", ("Monday", "February 2026")),

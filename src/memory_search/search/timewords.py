@@ -834,9 +834,9 @@ _NTH_UNIT_OF = (
 _WEEK_OF = r"(?<![A-Za-z0-9_])(?i:(?P<phrase>(?:the\s+)?week(?P<end>end)?\s+of)\s+)$"
 _WEEKDAY_LINK = r"\s+(?i:(before|after))\s+"
 _JA_RELATIVE = (
-    r"の?(?:(?P<day>前日|翌日)|(?P<week>前週|翌週|前の週(?!末)|次の週(?!末)|翌週(?!末))"
-    r"|(?P<weekend>(?:直?前|次)の週末|翌週末)|(?:直?前|次)の(?P<weekday>[月火水木金土日])曜日?"
-    r"|(?P<month>前月|翌月|前の月|次の月)|(?P<same_week>の週)(?=[にのはでも、，,。?？!！\s]|$)"
+    r"の?(?:(?P<day>(?:前日|翌日)(?!比))|(?P<week>(?:前週|翌週)(?![末比])|前の週(?!末)|次の週(?!末))"
+    r"|(?P<weekend>(?:直?前|次)の週末)|(?P<following_weekend>翌週末)|(?:直?前|次)の(?P<weekday>[月火水木金土日])曜日?"
+    r"|(?P<month>(?:前月|翌月)(?!比)|前の月|次の月)|(?P<same_week>の週)(?=[にのはでも、，,。?？!！\s]|$)"
     r"|(?P<count>[0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九])日(?P<way>前|後)(?!後))"
 )
 _FUZZY_COUNTS = {"few": 3, "several": 7}
@@ -880,7 +880,10 @@ def _relative(hit: _Hit, norm: str) -> _Hit | None:
     m = any(c in tail for c in "前翌次後週") and _compiled(_JA_RELATIVE).match(norm, hit.end)
     if m:
         after = m.group().removeprefix("の")[:1] in "翌次" or m.group("way") == "後"
-        if m.group("same_week"):  # 11月20日の週: the calendar week that holds the day
+        if m.group("following_weekend"):  # 11月20日の翌週末: the weekend of the calendar week after the date's
+            monday = _week(hit.until + _days(7), 0)[0]
+            since, until = monday + _days(5), monday + _days(6)
+        elif m.group("same_week"):  # 11月20日の週: the calendar week that holds the day
             if hit.since != hit.until:
                 return None
             since, until = _week(hit.since, 0)
