@@ -118,7 +118,10 @@ def server_shortfalls(conn, tables: ManagedTables, embedded: int, dimension: int
         if settings["max_parallel_maintenance_workers"] == 0:
             notes.append("max_parallel_maintenance_workers is 0: the vector index is built on one core; set it "
                          "to the server's cores but one")
-    hnsw = conn.execute("SELECT pg_relation_size(to_regclass(%s))", (f"{tables.prefix}__chunks_hnsw",)).fetchone()[0]
+    # Every vector graph of the index: the graph of all, and those of each kind of record a large index has.
+    hnsw = conn.execute("SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_index i "
+                        "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam "
+                        "WHERE i.indrelid = to_regclass(%s) AND am.amname = 'hnsw'", (tables.chunks,)).fetchone()[0]
     if configured and hnsw and settings["shared_buffers"] < hnsw:
         notes.append(f"shared_buffers is {_mb(settings['shared_buffers'])}, the vector index {_mb(hnsw)}: "
                      "semantic searches read it from the operating system's cache or the disk; set shared_buffers "
