@@ -143,6 +143,11 @@ class Scale:
         """The base's rows, numbered, in side tables (once): every copy is made from them. Logged, so a kept
         --workdir keeps them through a restart of its server (an unlogged table is emptied by one)."""
         if conn.execute("SELECT to_regclass('scale_base_chunks')").fetchone()[0]:
+            if not conn.execute("SELECT EXISTS (SELECT 1 FROM scale_base_chunks)").fetchone()[0]:
+                from memory_search.errors import UsageError
+
+                raise UsageError(f"the base rows kept in {self.workdir} are gone (an earlier version kept them in "
+                                 "unlogged tables, which a restart of the server empties): use another --workdir")
             return
         conn.execute(self.sql(
             "CREATE TABLE scale_base_chunks AS SELECT row_number() OVER (ORDER BY c.id) - 1 AS n, "
