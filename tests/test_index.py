@@ -209,6 +209,19 @@ def test_stats_reports_contents_and_pending_changes(env, memories):
     assert "3 files" in text and "1 new" in text
 
 
+def test_stats_says_what_each_part_of_the_index_takes(env, memories):
+    for number in range(6):
+        memories.write(f"wiki/p{number}.md", f"# Page {number}\n\n" + " ".join(f"word{number}x{i}" for i in range(300)))
+    index(env, memories)
+    status = json.loads(run_script("stats", "--json", env=env, memories=memories, check=True).stdout)
+    parts = status["index_parts"]
+    assert set(parts) == {"records", "vector_graphs", "keywords", "other"}
+    assert sum(parts.values()) == status["index_bytes"]
+    assert parts["keywords"] > 0 and parts["records"] > 0
+    text = run_script("stats", env=env, memories=memories, check=True).stdout
+    assert "KB a chunk (records " in text and "keywords " in text
+
+
 def test_search_sessions_are_read_only(env, memories):
     from memory_search.config import Settings
     from memory_search.storage.database import connect

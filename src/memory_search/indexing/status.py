@@ -7,7 +7,7 @@ from psycopg import sql
 from . import run_progress
 from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
 from ..search.links import counts as link_counts
-from ..storage.schema import ManagedTables, no_index, read_meta
+from ..storage.schema import ManagedTables, index_parts, no_index, read_meta
 
 LISTED = 20  # the stale files named, of each sort; the counts are in `pending`
 
@@ -25,8 +25,7 @@ def index_status(conn, settings) -> dict:
         "count(*) FILTER (WHERE embedding IS NULL) FROM {} GROUP BY 1, 2 ORDER BY 1, 2").format(
         tables.sql("chunks"))).fetchall()
     files = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(tables.sql("files"))).fetchone()[0]
-    size = conn.execute("SELECT sum(pg_total_relation_size(to_regclass(name))) FROM unnest(%s::text[]) AS name",
-                        (list(tables.all),)).fetchone()[0]
+    parts = index_parts(conn, tables)
     plan = Indexer(settings).plan(conn) if not settings.remote else None  # the files are on another machine
     unreadable = unreadable_files(conn, tables)
     waiting = sum(row[4] for row in groups)
@@ -42,7 +41,8 @@ def index_status(conn, settings) -> dict:
         "by_kind_and_status": [{"kind": kind, "status": status, "files": count_files, "chunks": count_chunks}
                                for kind, status, count_files, count_chunks, _ in groups],
         "model": {"provider": meta["provider"], "model": meta["model"], "dimension": int(meta["dimension"])},
-        "index_bytes": int(size or 0),
+        "index_bytes": sum(parts.values()),
+        "index_parts": parts,
         "last_indexed_at": meta.get("last_indexed_at"),
         "building": building,
         "progress": run_progress.read(meta) if building else None,
@@ -119,9 +119,7 @@ def server_shortfalls(conn, tables: ManagedTables, embedded: int, dimension: int
             notes.append("max_parallel_maintenance_workers is 0: the vector index is built on one core; set it "
                          "to the server's cores but one")
     # Every vector graph of the index: the graph of all, and those of each kind of record a large index has.
-    hnsw = conn.execute("SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_index i "
-                        "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam "
-                        "WHERE i.indrelid = to_regclass(%s) AND am.amname = 'hnsw'", (tables.chunks,)).fetchone()[0]
+    hnsw = index_parts(conn, tables)["vector_graphs"]
     if configured and hnsw and settings["shared_buffers"] < hnsw:
         notes.append(f"shared_buffers is {_mb(settings['shared_buffers'])}, the vector index {_mb(hnsw)}: "
                      "semantic searches read it from the operating system's cache or the disk; set shared_buffers "

@@ -166,6 +166,25 @@ def describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
     return info
 
 
+# What each part of an index is made of: its tables (with their TOAST) and their indexes, by what they serve.
+PART_OF_TABLE = {"chunks": "records", "postings": "keywords", "terms": "keywords"}
+
+
+def index_parts(conn, tables: ManagedTables) -> dict[str, int]:
+    """Bytes of each part of the index: records (the chunks' text, vectors and fields), vector graphs (every
+    HNSW graph), keywords (postings, document frequencies and their b-trees), other (files, links, the
+    chunks' other b-trees)."""
+    parts = dict.fromkeys(("records", "vector_graphs", "keywords", "other"), 0)
+    for table in tables.all:
+        part = PART_OF_TABLE.get(table.removeprefix(tables.prefix + "__"), "other")
+        parts[part] += conn.execute("SELECT coalesce(pg_table_size(to_regclass(%s)), 0)", (table,)).fetchone()[0]
+        for method, size in conn.execute(
+                "SELECT am.amname, pg_relation_size(c.oid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "JOIN pg_am am ON am.oid = c.relam WHERE i.indrelid = to_regclass(%s)", (table,)).fetchall():
+            parts["vector_graphs" if method == "hnsw" else "keywords" if part == "keywords" else "other"] += size
+    return parts
+
+
 def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
     if not columns_of(conn, tables.meta):
         return {}
