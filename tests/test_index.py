@@ -15,7 +15,7 @@ import pytest
 from conftest import SCRIPTS, index, names, run_script, search
 from memory_search.indexing.chunking import CHUNKER_VERSION
 from memory_search.storage.writer import lock_key
-from memory_search.storage.schema import ManagedTables
+from memory_search.storage.schema import SCHEMA_VERSION, ManagedTables
 
 
 def _tables(memories):
@@ -406,14 +406,16 @@ def test_an_index_of_single_precision_vectors_is_searched_then_upgraded_in_place
         conn.execute(f"ALTER TABLE {tables.chunks} ALTER COLUMN embedding TYPE vector(384) "
                      "USING embedding::vector(384)")
         conn.execute(f"UPDATE {tables.meta} SET value = '3' WHERE key = 'schema_version'")
+        conn.execute(f"DROP TABLE {tables.packed}, {tables.packed_chunks}")
     assert names(search(env, memories, "tide tables", "--mode", "semantic"))[0] == "a.md"
+    assert names(search(env, memories, "tide tables", "--mode", "keyword"))[0] == "a.md"
     again = index(env, memories)
     assert (again["success"], again["embedded"], again["failed"]) == (0, 0, 0)
     with psycopg.connect(database) as conn:
         column = conn.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
                               "to_regclass(%s) AND attname = 'embedding'", (tables.chunks,)).fetchone()[0]
         version = conn.execute(f"SELECT value FROM {tables.meta} WHERE key = 'schema_version'").fetchone()[0]
-    assert (column, version) == ("halfvec(384)", "4")
+    assert (column, version) == ("halfvec(384)", SCHEMA_VERSION)
     assert _rows_per_file(database, memories) == {str(memories.root / "wiki/a.md"): (1, 1),
                                                   str(memories.root / "wiki/b.md"): (1, 1)}
     assert names(search(env, memories, "tide tables", "--mode", "semantic"))[0] == "a.md"

@@ -170,7 +170,7 @@ class Scale:
     def grow(self, target: int) -> dict:
         """Copy base rows until the index holds `target` chunks; its secondary indexes are dropped while the
         rows go in and made again after (by the indexer's own schema), then the tables are vacuumed."""
-        from memory_search.storage import writer as index_writer
+        from memory_search.storage import packing, writer as index_writer
         from memory_search.errors import UsageError
         from memory_search.storage.schema import find_index
 
@@ -237,7 +237,14 @@ class Scale:
             index_writer.create_schema(conn, self.tables, spec, self.settings.memories_root)
             index_writer.vacuum(conn, self.tables)
             conn.execute(self.sql("VACUUM ANALYZE {files}, {terms}"))
-        return {"chunks": chunks, "grow_s": round(time.perf_counter() - started, 1)}
+            grown = round(time.perf_counter() - started, 1)
+            packed = None
+            if packing.due(conn, self.tables):  # as the end of an index run does
+                started = time.perf_counter()
+                packing.pack(conn, self.tables, say=lambda message: self.say("  " + message))
+                index_writer.vacuum(conn, self.tables)
+                packed = round(time.perf_counter() - started, 1)
+        return {"chunks": chunks, "grow_s": grown, "pack_s": packed}
 
     def _drop_indexes(self, conn) -> None:
         rows = conn.execute(
@@ -279,7 +286,7 @@ class Scale:
         """Bytes per part: tables (with their TOAST) and each kind of index."""
         parts = {}
         with self.connect() as conn:
-            for name in ("chunks", "postings", "terms", "files", "meta"):
+            for name in ("chunks", "postings", "packed", "packed_chunks", "terms", "files", "meta"):
                 table = getattr(self.tables, name)
                 parts[f"{name} table"] = conn.execute("SELECT pg_table_size(to_regclass(%s))", (table,)).fetchone()[0]
                 for index, size in conn.execute(
@@ -580,6 +587,8 @@ def _build_time(row: dict) -> str:
     text = "built before" if row.get("hnsw_build_s") is None else f"{row['hnsw_build_s']} s"
     if row.get("kind_graphs_s") is not None:
         text += f" + {row['kind_graphs_s']} s by kind"
+    if row.get("pack_s") is not None:
+        text += f"; postings packed in {row['pack_s']} s"
     return text
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from ..storage import writer
+from ..storage import packing, writer
 from .chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
 from ..embedding import Embedder, ModelSpec, vector_literal
 from ..storage.embedding_cache import cache_embeddings, cached_embeddings
@@ -159,10 +159,13 @@ def embed_pending(conn, tables: ManagedTables, spec: ModelSpec, embedder: Embedd
 
 
 def finish(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: None) -> dict[str, str]:
-    """Recount what BM25 reads, refresh the planner's statistics, and build the HNSW index once the
-    chunks are many enough for it to pay."""
+    """Recount what BM25 reads, refresh the planner's statistics, pack the keyword index's postings once
+    they are many, and build the HNSW index once the chunks are many enough for it to pay."""
     statistics = writer.refresh_statistics(conn, tables)
     writer.vacuum(conn, tables)
+    if packing.due(conn, tables):
+        packing.pack(conn, tables, say)
+        writer.vacuum(conn, tables)
     if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
         writer.ensure_hnsw(conn, tables, spec, say)
     if int(statistics["chunks"]) >= KIND_GRAPH_CHUNKS:

@@ -18,6 +18,7 @@ from psycopg import sql
 from ..config import Settings
 from ..hints import command
 from ..directory.files import BadMemory, discover, out_of_reach, read_memory, require_directory
+from ..storage import packing
 from ..storage.schema import ManagedTables, columns_of, no_index, read_meta
 
 SHOWN = 5  # examples named per problem
@@ -86,6 +87,8 @@ class _Checker:
         self.reindex = command("index", "--memories", str(root))
         self.rebuild = command("index", "--memories", str(root), "--rebuild")
         self.t = {name: tables.sql(name) for name in ("files", "chunks", "postings", "terms", "meta")}
+        if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (tables.packed,)).fetchone()[0]:
+            self.t["postings"] = packing.all_postings(tables)  # rows and packed arrays together
 
     def problem(self, what: str, repair: str, examples=(), count: int | None = None) -> None:
         examples = [str(example) for example in examples]
@@ -174,14 +177,14 @@ class _Checker:
             self.problem("postings of chunks that no longer exist", self.rebuild, [f"{orphans} rows"], orphans)
         lengths = self.rows(
             "SELECT c.filename, c.chunk_index FROM {chunks} c LEFT JOIN (SELECT chunk_id, sum(tf) AS total, "
-            "min(dl) AS low, max(dl) AS high FROM {postings} GROUP BY chunk_id) p ON p.chunk_id = c.id "
+            "min(dl) AS low, max(dl) AS high FROM {postings} every GROUP BY chunk_id) p ON p.chunk_id = c.id "
             "WHERE coalesce(p.total, 0) <> c.term_count OR p.low <> c.term_count OR p.high <> c.term_count")
         if lengths:
             self.problem("chunks whose postings do not add up to their term count", self.rebuild,
                          [f"{name} #{index}" for name, index in lengths])
         frequencies = self.rows(
             "SELECT coalesce(t.term, p.term), coalesce(t.df, 0), coalesce(p.n, 0) FROM {terms} t FULL JOIN "
-            "(SELECT term, count(*) AS n FROM {postings} GROUP BY term) p ON p.term = t.term "
+            "(SELECT term, count(*) AS n FROM {postings} every GROUP BY term) p ON p.term = t.term "
             "WHERE coalesce(t.df, 0) <> coalesce(p.n, 0) AND NOT (p.n IS NULL AND t.df <= 0)")
         if frequencies:
             self.problem("document frequencies that differ from the postings", self.rebuild,

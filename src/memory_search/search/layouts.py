@@ -22,6 +22,7 @@ from .filters import Filters, matches, sql_conditions
 from ..directory.files import read_record, relative_path
 from ..directory.records import Record
 from .retrieval import Candidate, KeywordResult
+from ..storage import packing
 from ..storage.schema import IndexInfo, check_versions, identifier
 
 BM25_K1, BM25_B = 1.2, 0.75
@@ -138,6 +139,8 @@ class ManagedLayout(Layout):
         check_versions(info.meta, memories_root, chunker=False)
         super().__init__(info, memories_root, remote)
         self.tables = info.tables
+        # From schema 5 on, a term's postings are rows and packed arrays (storage/packing.py).
+        self.packed = int(info.meta.get("schema_version") or 0) >= 5
         self.chunk_count = int(info.meta.get("chunks") or 0)
         if info.meta.get("total_terms") is not None:
             self.average_terms = int(info.meta["total_terms"]) / max(self.chunk_count, 1)
@@ -191,17 +194,24 @@ class ManagedLayout(Layout):
         # drop most of the best make the caller ask again with a larger limit, until exhausted.
         ranked_limit = limit * 8 if filters.narrows else limit * 2
         where = sql.SQL("WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
+        if self.packed:
+            term_postings, budget = packing.term_postings(self.tables), [
+                POSTINGS_BUDGET, packing.arrays_for(POSTINGS_BUDGET), POSTINGS_BUDGET, POSTINGS_BUDGET]
+        else:  # an index of an earlier schema, until its next index run
+            term_postings, budget = sql.SQL(
+                "SELECT chunk_id, tf, dl FROM {} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s").format(
+                self.tables.sql("postings")), [POSTINGS_BUDGET]
+        # A packed chunk deleted since the last packing has no row in chunks: the join drops it. Equal scores
+        # are ordered by chunk, so that rows and packed arrays, which list a term's equals in another order, agree.
         query = sql.SQL(
             "SELECT {columns}, s.score, s.weight FROM ("
             "SELECT p.chunk_id, sum({bm25}) AS score, sum(q.w) AS weight "
-            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) CROSS JOIN LATERAL ("
-            "SELECT chunk_id, tf, dl FROM {postings} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s) p "
-            "GROUP BY p.chunk_id ORDER BY score DESC LIMIT %s"
-            ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC LIMIT %s").format(
-            columns=self._LEG_COLUMNS, bm25=bm25, postings=self.tables.sql("postings"),
-            chunks=self.tables.sql("chunks"),
+            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) CROSS JOIN LATERAL ({term_postings}) p "
+            "GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
+            ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC, s.chunk_id LIMIT %s").format(
+            columns=self._LEG_COLUMNS, bm25=bm25, term_postings=term_postings, chunks=self.tables.sql("chunks"),
             where=where)
-        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], POSTINGS_BUDGET, ranked_limit,
+        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], *budget, ranked_limit,
                 *params, limit]
         rows = conn.execute(query, args).fetchall()
         exhausted = len(rows) < limit and ranked_limit >= min(postings, POSTINGS_BUDGET)

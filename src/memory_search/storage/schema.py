@@ -2,8 +2,8 @@
 
 Two layouts are found by introspection:
 - `cocoindex`: the table the original's CocoIndex flow writes (id, filename, chunk_text, embedding);
-- `managed`: this project's tables `<prefix>__chunks|__files|__postings|__terms|__meta`, the same
-  columns and more (written by writer.py), and `<prefix>__links` (links.py).
+- `managed`: this project's tables `<prefix>__chunks|__files|__postings|__packed|__packed_chunks|__terms|__meta`,
+  the same columns and more (written by writer.py), and `<prefix>__links` (links.py).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from ..errors import IndexMismatch, IndexMissing, UsageError, quoted
 from ..hints import command
 from ..indexing.tokens import TOKENIZER_VERSION
 
-SCHEMA_VERSION = "4"  # 3: the links table; 4: vectors stored as halfvec, half the size of the graph
+# 3: the links table; 4: vectors stored as halfvec, half the size of the graph; 5: postings packed by term
+SCHEMA_VERSION = "5"
 # Indexes of these versions are searched as they are, and upgraded in place by the next index run.
-UPGRADABLE_SCHEMAS = ("3",)
+UPGRADABLE_SCHEMAS = ("3", "4")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
 
 
@@ -75,6 +76,14 @@ class ManagedTables:
         return f"{self.prefix}__terms"
 
     @property
+    def packed(self) -> str:
+        return f"{self.prefix}__packed"
+
+    @property
+    def packed_chunks(self) -> str:
+        return f"{self.prefix}__packed_chunks"
+
+    @property
     def meta(self) -> str:
         return f"{self.prefix}__meta"
 
@@ -84,7 +93,8 @@ class ManagedTables:
 
     @property
     def all(self) -> tuple[str, ...]:
-        return (self.chunks, self.files, self.postings, self.terms, self.meta, self.links)
+        return (self.chunks, self.files, self.postings, self.packed, self.packed_chunks, self.terms, self.meta,
+                self.links)
 
     def sql(self, name: str) -> sql.Identifier:
         """sql.Identifier of one table: tables.sql("chunks")."""
@@ -167,7 +177,8 @@ def describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
 
 
 # What each part of an index is made of: its tables (with their TOAST) and their indexes, by what they serve.
-PART_OF_TABLE = {"chunks": "records", "postings": "keywords", "terms": "keywords"}
+PART_OF_TABLE = {"chunks": "records", "postings": "keywords", "packed": "keywords", "packed_chunks": "keywords",
+                 "terms": "keywords"}
 
 
 def index_parts(conn, tables: ManagedTables) -> dict[str, int]:

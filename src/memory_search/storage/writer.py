@@ -17,6 +17,7 @@ from psycopg import sql
 from ..indexing.chunking import CHUNKER_VERSION
 from ..embedding import ModelSpec
 from .embedding_cache import create_cache
+from . import packing
 from ..search.links import Link, add_links, create_table as create_links_table, forget_links
 from ..directory.records import KINDS, Record
 from ..search.relevance import CJK_SHARE
@@ -123,6 +124,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
         conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type(spec.dimension)}({int(spec.dimension)})"),
                                              **_names(tables)))
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(replaced)))
+        packing.create_tables(conn, tables)
         create_cache(conn)
         create_links_table(conn, tables)
         meta = {
@@ -164,9 +166,13 @@ def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
             tables.sql("meta")), (SCHEMA_VERSION, list(UPGRADABLE_SCHEMAS)))
 
 
+# Every table of an index, those that refer to others first.
+TABLES = ("links", "postings", "packed", "packed_chunks", "chunks", "files", "terms", "meta")
+
+
 def drop_schema(conn, tables: ManagedTables) -> None:
     with conn.transaction():
-        for name in ("links", "postings", "chunks", "files", "terms", "meta"):
+        for name in TABLES:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(tables.sql(name)))
 
 
@@ -298,6 +304,7 @@ def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
         (ids,),
     )
     conn.execute(sql.SQL("DELETE FROM {} WHERE chunk_id = ANY(%s)").format(postings), (ids,))
+    packing.forget_chunks(conn, tables, ids)
     conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(chunks), (ids,))
 
 
@@ -337,9 +344,10 @@ def set_embeddings(conn, tables: ManagedTables, vectors: list[tuple[int, str]]) 
 
 
 def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
-    """Recount chunks and terms exactly and drop terms no chunk holds any more."""
+    """Recount chunks and terms exactly and drop terms no chunk holds any more (but packed ones)."""
     with conn.transaction():
-        conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0").format(tables.sql("terms")))
+        # A packed term is kept for the packed chunks that may still name it, until the next packing.
+        conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0 AND id IS NULL").format(tables.sql("terms")))
         chunks, total, average = conn.execute(sql.SQL(
             "SELECT count(*), coalesce(sum(term_count), 0), coalesce(avg(term_count), 0) FROM {}").format(
             tables.sql("chunks"))).fetchone()
@@ -363,9 +371,9 @@ def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float
 def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
     """Put a rebuilt index in the place of the live one in one transaction: a search sees one or the other."""
     with conn.transaction():
-        for name in ("links", "postings", "chunks", "files", "terms", "meta"):
+        for name in TABLES:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(live.sql(name)))
-        for name in ("links", "postings", "chunks", "files", "terms", "meta"):
+        for name in TABLES:
             conn.execute(sql.SQL("ALTER TABLE {} RENAME TO {}").format(building.sql(name), live.sql(name)))
         rows = conn.execute(
             "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -380,7 +388,8 @@ def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
 def vacuum(conn, tables: ManagedTables) -> None:
     """Mark new rows all-visible (the keyword leg reads postings from the index alone) and refresh
     the planner's statistics; only pages changed since the last run are visited."""
-    conn.execute(sql.SQL("VACUUM (ANALYZE) {}, {}").format(tables.sql("postings"), tables.sql("chunks")))
+    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.SQL(", ").join(
+        tables.sql(name) for name in ("postings", "packed", "packed_chunks", "chunks"))))
 
 
 HNSW_M = 16  # pgvector's default neighbours per element; ef_construction stays at its default too

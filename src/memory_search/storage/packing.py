@@ -1,0 +1,164 @@
+"""Postings packed by term: the lexical index of a large index in a tenth of the space.
+
+A posting as a row costs about 80 bytes with its b-trees (the row's header, the term again, the covering
+b-tree's copy), and a chunk has 45-80 of them. Once the rows hold PACK_FROM_POSTINGS or more, the end of an
+index run packs them: each term's postings, in the order the keyword leg reads them (the most occurrences
+first, the shorter chunk first among equals), go into arrays of PACK_SIZE entries, one bigint each (chunk
+id, count, chunk length), which PostgreSQL compresses. New files' postings are written as rows and read
+together with the packed ones until the next packing. A deleted chunk's packed entries stay until then (a
+search drops them with the chunk); the terms each packed chunk holds are kept, so that deleting it keeps the
+document frequencies exact and the next packing knows which terms to rewrite.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+from .schema import ManagedTables
+
+PACK_SIZE = 1024  # entries an array holds
+PACK_FROM_POSTINGS = 1_000_000  # rows (about 15,000 chunks) before an index run packs them
+DEAD_SHARE = 0.02  # of the packed chunks deleted since the last packing, before one is due for them alone
+
+# An entry: the chunk id, then its count of the term (10 bits) and the chunk's length in terms (20 bits).
+# Postings beyond these bounds (none that chunking writes) stay rows.
+MAX_TF, MAX_DL, MAX_CHUNK_ID = (1 << 10) - 1, (1 << 20) - 1, (1 << 33) - 1
+ENTRY = sql.SQL("(chunk_id << 30) | (tf::bigint << 20) | dl")
+CHUNK_ID, TF, DL = (sql.SQL("e >> 30"), sql.SQL("((e >> 20) & 1023)::integer"), sql.SQL("(e & 1048575)::integer"))
+_PACKABLE = sql.SQL(f"chunk_id <= {MAX_CHUNK_ID} AND tf <= {MAX_TF} AND dl <= {MAX_DL}")
+
+# A packed chunk's terms are kept as the terms' numbers (4 bytes each, where the words took 11 and more),
+# given to a term when it is first packed; a term keeps its row while a packed chunk may still name it.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS {packed} (term text NOT NULL, seq integer NOT NULL, entries bigint[] NOT NULL,
+                                     PRIMARY KEY (term, seq));
+CREATE TABLE IF NOT EXISTS {packed_chunks} (chunk_id bigint PRIMARY KEY, term_ids integer[] NOT NULL,
+                                            dead boolean NOT NULL DEFAULT false);
+CREATE INDEX IF NOT EXISTS {packed_chunks_dead} ON {packed_chunks} (chunk_id) WHERE dead;
+ALTER TABLE {terms} ADD COLUMN IF NOT EXISTS id integer;
+CREATE UNIQUE INDEX IF NOT EXISTS {terms_id} ON {terms} (id);
+CREATE SEQUENCE IF NOT EXISTS {term_ids} OWNED BY {terms}.id;
+"""
+
+
+def create_tables(conn, tables: ManagedTables) -> None:
+    """The packed tables, and the terms' numbers (on an index of an earlier schema too)."""
+    conn.execute(sql.SQL(SCHEMA).format(**_names(tables)))
+
+
+def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
+    names = {name: tables.sql(name) for name in ("postings", "packed", "packed_chunks", "terms")}
+    for name in ("packed_chunks_dead", "terms_id", "term_ids"):
+        names[name] = sql.Identifier(f"{tables.prefix}__{name}")
+    return names
+
+
+def term_postings(tables: ManagedTables) -> sql.Composed:
+    """The best postings of one term (q.t), rows and packed together, at most %s of them; parameters: the
+    limit, the packed arrays to read, the limit again (twice)."""
+    return sql.SQL(
+        "SELECT chunk_id, tf, dl FROM ("
+        "(SELECT chunk_id, tf, dl FROM {postings} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s) UNION ALL "
+        "(SELECT {chunk_id}, {tf}, {dl} FROM {packed} b CROSS JOIN LATERAL unnest(b.entries) WITH ORDINALITY "
+        "AS u(e, n) WHERE b.term = q.t AND b.seq < %s ORDER BY b.seq, u.n LIMIT %s)"
+        ") best ORDER BY tf DESC, dl LIMIT %s").format(
+        postings=tables.sql("postings"), packed=tables.sql("packed"), chunk_id=CHUNK_ID, tf=TF, dl=DL)
+
+
+def arrays_for(postings: int) -> int:
+    """How many of a term's arrays hold its best `postings`."""
+    return -(-postings // PACK_SIZE)
+
+
+def all_postings(tables: ManagedTables) -> sql.Composed:
+    """Every live posting (term, chunk_id, tf, dl), rows and packed, for a check that reads them all."""
+    return sql.SQL(
+        "(SELECT term, chunk_id, tf, dl FROM {postings} UNION ALL "
+        "SELECT b.term, {chunk_id}, {tf}, {dl} FROM {packed} b CROSS JOIN LATERAL unnest(b.entries) AS u(e) "
+        "WHERE NOT EXISTS (SELECT 1 FROM {packed_chunks} d WHERE d.dead AND d.chunk_id = u.e >> 30))").format(
+        postings=tables.sql("postings"), packed=tables.sql("packed"), packed_chunks=tables.sql("packed_chunks"),
+        chunk_id=CHUNK_ID, tf=TF, dl=DL)
+
+
+def forget_chunks(conn, tables: ManagedTables, ids: list[int]) -> None:
+    """Take packed chunks out of the document frequencies and mark them dead (their entries go at the next
+    packing). Chunks that were never packed are not there; their rows are the writer's to delete."""
+    conn.execute(sql.SQL(
+        "UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term_id, count(*) AS n FROM {packed_chunks} "
+        "CROSS JOIN LATERAL unnest(term_ids) AS term_id WHERE chunk_id = ANY(%s) AND NOT dead GROUP BY term_id) old "
+        "WHERE t.id = old.term_id").format(terms=tables.sql("terms"), packed_chunks=tables.sql("packed_chunks")),
+        (ids,))
+    conn.execute(sql.SQL("UPDATE {} SET dead = true WHERE chunk_id = ANY(%s) AND NOT dead").format(
+        tables.sql("packed_chunks")), (ids,))
+
+
+def due(conn, tables: ManagedTables) -> bool:
+    """Whether the rows have grown to PACK_FROM_POSTINGS, or deleted chunks to DEAD_SHARE of the packed ones.
+    The rows are counted by the planner's estimate, which the vacuum at the end of each run keeps close."""
+    rows = conn.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = to_regclass(%s)",
+                        (tables.postings,)).fetchone()
+    if rows and rows[0] >= PACK_FROM_POSTINGS:
+        return True
+    dead, packed = conn.execute(sql.SQL("SELECT (SELECT count(*) FROM {chunks} WHERE dead), "
+                                        "(SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = to_regclass(%s))"
+                                        ).format(chunks=tables.sql("packed_chunks")),
+                                (tables.packed_chunks,)).fetchone()
+    return dead > 0 and dead >= DEAD_SHARE * max(packed, 1)
+
+
+def pack(conn, tables: ManagedTables, say=lambda message: None) -> int:
+    """Move the rows into the packed arrays and drop the dead chunks' entries, in one transaction (searches
+    read the old arrays and rows until it commits). Rewrites the arrays of the terms the rows or the dead
+    chunks hold. Returns the postings moved."""
+    names = _names(tables)
+    with conn.transaction():
+        conn.execute("SET LOCAL work_mem = '64MB'")
+        conn.execute(sql.SQL(
+            "CREATE TEMP TABLE packing_rows ON COMMIT DROP AS SELECT term, chunk_id, tf, dl FROM {postings} "
+            "WHERE {packable}").format(packable=_PACKABLE, **names))
+        moved, left = conn.execute(sql.SQL("SELECT (SELECT count(*) FROM packing_rows), "
+                                           "(SELECT count(*) FROM {postings})").format(**names)).fetchone()
+        say(f"packing {moved:,} postings of the keyword index")
+        conn.execute(sql.SQL(
+            "CREATE TEMP TABLE packing_terms ON COMMIT DROP AS SELECT term FROM packing_rows UNION "
+            "SELECT t.term FROM {packed_chunks} d CROSS JOIN LATERAL unnest(d.term_ids) AS u(id) "
+            "JOIN {terms} t ON t.id = u.id WHERE d.dead").format(**names))
+        conn.execute("ALTER TABLE packing_terms ADD PRIMARY KEY (term)")
+        conn.execute(sql.SQL("UPDATE {terms} SET id = nextval('{term_ids}') WHERE id IS NULL "
+                             "AND term IN (SELECT term FROM packing_terms)").format(**names))
+        conn.execute(sql.SQL(
+            "CREATE TEMP TABLE packing_entries ON COMMIT DROP AS "
+            "SELECT b.term, u.e FROM {packed} b JOIN packing_terms USING (term) "
+            "CROSS JOIN LATERAL unnest(b.entries) AS u(e) "
+            "WHERE NOT EXISTS (SELECT 1 FROM {packed_chunks} d WHERE d.dead AND d.chunk_id = u.e >> 30) "
+            "UNION ALL SELECT term, {entry} FROM packing_rows").format(entry=ENTRY, **names))
+        conn.execute(sql.SQL("DELETE FROM {packed} WHERE term IN (SELECT term FROM packing_terms)").format(**names))
+        conn.execute(sql.SQL(
+            "INSERT INTO {packed} (term, seq, entries) SELECT term, n / {size}, array_agg(e ORDER BY n) FROM ("
+            "SELECT term, e, row_number() OVER (PARTITION BY term ORDER BY (e >> 20) & 1023 DESC, e & 1048575, e) "
+            "- 1 AS n FROM packing_entries) ordered GROUP BY term, n / {size}").format(
+            size=sql.Literal(PACK_SIZE), **names))
+        conn.execute(sql.SQL("DELETE FROM {packed_chunks} WHERE dead").format(**names))
+        conn.execute(sql.SQL(
+            "INSERT INTO {packed_chunks} (chunk_id, term_ids) SELECT r.chunk_id, array_agg(t.id) FROM packing_rows r "
+            "JOIN {terms} t USING (term) GROUP BY r.chunk_id ON CONFLICT (chunk_id) "
+            "DO UPDATE SET term_ids = {packed_chunks}.term_ids || EXCLUDED.term_ids").format(**names))
+        # Terms no chunk holds any more: their arrays were rewritten empty, and no packed chunk names them now.
+        conn.execute(sql.SQL("DELETE FROM {terms} WHERE df <= 0").format(**names))
+        _empty_rows(conn, names, everything=moved == left)
+    return moved
+
+
+def _empty_rows(conn, names: dict, everything: bool) -> None:
+    """Delete the packed rows. All of them by TRUNCATE, last for its lock (it holds the table from searches
+    until the commit, which follows at once), unless a reader holds the table longer than a few seconds."""
+    if everything:
+        try:
+            with conn.transaction():
+                conn.execute("SET LOCAL lock_timeout = '5s'")
+                conn.execute(sql.SQL("TRUNCATE {postings}").format(**names))
+                return
+        except psycopg.errors.LockNotAvailable:
+            pass
+    conn.execute(sql.SQL("DELETE FROM {postings} WHERE {packable}").format(packable=_PACKABLE, **names))

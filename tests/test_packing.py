@@ -1,0 +1,127 @@
+"""A large index packs its keyword postings by term: searches find what they found as rows, edits and deletions
+after a packing are seen at once, document frequencies stay exact, and the next packing drops what was deleted."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from conftest import index, names, run_script, search
+from memory_search.storage import packing
+from memory_search.storage.schema import ManagedTables
+
+TOPICS = {
+    "harbor.md": "The harbor crane lifts containers; the crane operator logs each container lift.",
+    "orchard.md": "Apple orchard notes: pruning the apple trees in winter, grafting in spring.",
+    "kiln.md": "The pottery kiln fired bowls at 1200 degrees; the kiln shelf cracked twice.",
+    "glacier.md": "Glacier survey: the glacier retreated 40 metres; crevasses near the survey camp.",
+    "ledger.md": "The ledger export fails on leap days; the ledger sync retries at midnight.",
+    "会議.md": "リリース判定会議：ステージングの負荷試験は合格、本番デプロイは金曜に決定。",
+    "設計.md": "検索インデックスの設計：転置索引を用語ごとにまとめ、容量を減らす。",
+}
+QUERIES = ["crane container lift", "apple trees", "kiln", "glacier survey camp", "ledger leap days",
+           "the crane and the kiln", "本番デプロイ", "転置索引 容量", "survey of the orchard"]
+
+
+def _write(memories) -> None:
+    for name, text in TOPICS.items():
+        memories.write(f"wiki/{name}", f"# {name}\n\n{text}\n", title=name.removesuffix(".md"))
+
+
+def _keyword(env, memories, query) -> list[tuple[str, float]]:
+    hits = search(env, memories, query, "--mode", "keyword", "--top", "10")
+    return list(zip(names(hits), [hit["score"] for hit in hits]))
+
+
+def _pack(database, memories) -> int:
+    with psycopg.connect(database, autocommit=True) as conn:
+        return packing.pack(conn, ManagedTables.of(memories.root))
+
+
+def _rows(database, memories) -> dict[str, int]:
+    tables = ManagedTables.of(memories.root)
+    with psycopg.connect(database) as conn:
+        return {name: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for name, table in (("rows", tables.postings), ("packed", tables.packed),
+                                    ("chunks", tables.packed_chunks))}
+
+
+def _verified(env, memories) -> None:
+    result = run_script("stats", "--verify", env=env, memories=memories)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_packed_index_finds_the_same_records_with_the_same_scores(env, memories, database):
+    _write(memories)
+    index(env, memories)
+    before = {query: _keyword(env, memories, query) for query in QUERIES}
+    assert _pack(database, memories) > 0
+    assert _rows(database, memories)["rows"] == 0 and _rows(database, memories)["packed"] > 0
+    assert {query: _keyword(env, memories, query) for query in QUERIES} == before
+    assert names(search(env, memories, "crane lift"))[0] == "harbor.md"  # hybrid reads them too
+    _verified(env, memories)
+
+
+def test_after_a_packing_an_edit_and_a_deletion_are_seen_at_once_and_counts_stay_exact(env, memories, database,
+                                                                                      monkeypatch):
+    from memory_search.config import Settings
+    from memory_search.indexing.indexer import Indexer
+
+    _write(memories)
+    index(env, memories)
+    _pack(database, memories)
+    memories.write("wiki/kiln.md", "# kiln\n\nThe bakery oven proofs sourdough overnight.\n", title="kiln")
+    (memories.root / "wiki" / "glacier.md").unlink()
+    monkeypatch.setattr(packing, "DEAD_SHARE", 2.0)  # no packing at the end of this run
+    Indexer(Settings.from_env().with_overrides(memories_dir=str(memories.root))).run()
+    assert "kiln.md" not in names(search(env, memories, "pottery shelf cracked", "--mode", "keyword"))
+    assert names(search(env, memories, "sourdough oven", "--mode", "keyword"))[0] == "kiln.md"
+    assert "glacier.md" not in names(search(env, memories, "glacier crevasses", "--mode", "keyword"))
+    _verified(env, memories)  # document frequencies, term counts: rows and packed entries together
+    rows = _rows(database, memories)
+    assert rows["rows"] > 0  # the edit's postings wait as rows for the next packing
+    _pack(database, memories)
+    after = _rows(database, memories)
+    assert after["rows"] == 0 and after["chunks"] == len(TOPICS) - 1  # the deleted and replaced chunks are gone
+    assert names(search(env, memories, "sourdough oven", "--mode", "keyword"))[0] == "kiln.md"
+    _verified(env, memories)
+    memories.write("wiki/trek.md", "# trek\n\nCrevasses opened on the trek.\n", title="trek")  # the glacier's word
+    index(env, memories)
+    assert names(search(env, memories, "crevasses", "--mode", "keyword")) == ["trek.md"]
+    _verified(env, memories)
+
+
+def test_an_index_run_packs_once_the_rows_are_many_or_many_packed_chunks_were_deleted(env, memories, database,
+                                                                                     monkeypatch):
+    from memory_search.config import Settings
+    from memory_search.indexing.indexer import Indexer
+
+    _write(memories)
+    settings = Settings.from_env().with_overrides(memories_dir=str(memories.root))
+    Indexer(settings).run()
+    assert _rows(database, memories)["packed"] == 0  # a few rows: left as they are
+    monkeypatch.setattr(packing, "PACK_FROM_POSTINGS", 10)
+    memories.write("wiki/new.md", "# new\n\nA windmill grinds barley by the canal.\n", title="new")
+    Indexer(settings).run()
+    assert _rows(database, memories)["rows"] == 0
+    monkeypatch.setattr(packing, "PACK_FROM_POSTINGS", 10**9)
+    (memories.root / "wiki" / "ledger.md").unlink()
+    Indexer(settings).run()  # one of eight packed chunks deleted: due
+    assert _rows(database, memories)["chunks"] == len(TOPICS)
+    assert names(search(env, memories, "windmill barley", "--mode", "keyword"))[0] == "new.md"
+    _verified(env, memories)
+
+
+@pytest.mark.parametrize("damage", ["dead entry", "wrong frequency"])
+def test_verify_reads_the_packed_postings(env, memories, database, damage):
+    _write(memories)
+    index(env, memories)
+    _pack(database, memories)
+    tables = ManagedTables.of(memories.root)
+    with psycopg.connect(database, autocommit=True) as conn:
+        if damage == "dead entry":  # a packed chunk's row removed behind the index's back
+            conn.execute(f"DELETE FROM {tables.chunks} WHERE filename LIKE %s", ("%/orchard.md",))
+        else:
+            conn.execute(f"UPDATE {tables.terms} SET df = df + 1 WHERE term = 'kiln'")
+    result = run_script("stats", "--verify", env=env, memories=memories)
+    assert result.returncode == 1
