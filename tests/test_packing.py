@@ -125,3 +125,26 @@ def test_verify_reads_the_packed_postings(env, memories, database, damage):
             conn.execute(f"UPDATE {tables.terms} SET df = df + 1 WHERE term = 'kiln'")
     result = run_script("stats", "--verify", env=env, memories=memories)
     assert result.returncode == 1
+
+
+def test_a_packing_that_fails_halfway_leaves_the_index_as_it_was(env, memories, database, monkeypatch):
+    # One transaction: an error after the arrays were written (here a block size PostgreSQL divides by) takes
+    # them back, and the rows stay where searches read them.
+    from memory_search.config import Settings
+    from memory_search.indexing.indexer import Indexer
+
+    _write(memories)
+    index(env, memories)
+    _pack(database, memories)
+    memories.write("wiki/kiln.md", "# kiln\n\nThe kiln shelf was replaced; the crane lifted it in.\n", title="kiln")
+    monkeypatch.setattr(packing, "DEAD_SHARE", 2.0)
+    Indexer(Settings.from_env().with_overrides(memories_dir=str(memories.root))).run()
+    before = {query: _keyword(env, memories, query) for query in QUERIES}
+    rows = _rows(database, memories)
+    assert rows["rows"] > 0 and rows["packed"] > 0
+    with monkeypatch.context() as patched, pytest.raises(psycopg.errors.DivisionByZero):
+        patched.setattr(packing, "PACK_SIZE", 0)
+        _pack(database, memories)
+    assert _rows(database, memories) == rows
+    assert {query: _keyword(env, memories, query) for query in QUERIES} == before
+    _verified(env, memories)
