@@ -148,3 +148,26 @@ def test_a_packing_that_fails_halfway_leaves_the_index_as_it_was(env, memories, 
     assert _rows(database, memories) == rows
     assert {query: _keyword(env, memories, query) for query in QUERIES} == before
     _verified(env, memories)
+
+
+def test_an_indexer_role_that_may_not_make_temporary_tables_packs_all_the_same(env, memories, database,
+                                                                               monkeypatch):
+    # A hardened server revokes TEMP from PUBLIC; the indexer may still create the index's own tables.
+    from test_roles import Team
+
+    from memory_search.config import Settings
+    from memory_search.indexing.indexer import Indexer
+
+    with Team(database) as team:
+        team.sql(team.role("owner"), f"REVOKE TEMPORARY ON DATABASE {team.database} FROM PUBLIC")
+        indexer = team.indexer("indexer")
+        monkeypatch.setenv("MEMORIES_DATABASE_URL", team.url_of(indexer))
+        _write(memories)
+        monkeypatch.setattr(packing, "PACK_FROM_POSTINGS", 1)
+        Indexer(Settings.from_env().with_overrides(memories_dir=str(memories.root))).run()
+        tables = ManagedTables.of(memories.root)
+        with psycopg.connect(team.url_of(indexer)) as conn:
+            assert conn.execute(f"SELECT count(*) FROM {tables.postings}").fetchone()[0] == 0
+            assert conn.execute(f"SELECT count(*) FROM {tables.packed}").fetchone()[0] > 0
+        assert names(search({**env, "MEMORIES_DATABASE_URL": team.url_of(indexer)}, memories, "kiln shelf",
+                            "--mode", "keyword"))[0] == "kiln.md"

@@ -112,40 +112,47 @@ def pack(conn, tables: ManagedTables, say=lambda message: None) -> int:
     read the old arrays and rows until it commits). Rewrites the arrays of the terms the rows or the dead
     chunks hold. Returns the postings moved."""
     names = _names(tables)
+    # Working tables of the index's own (no temporary tables: a role that may create the index's tables may
+    # create these, where a hardened server may refuse it temporary ones), dropped before the commit.
+    work = {name: sql.Identifier(f"{tables.prefix}__{name}") for name in ("packing_rows", "packing_terms",
+                                                                          "packing_entries")}
     with conn.transaction():
         conn.execute("SET LOCAL work_mem = '64MB'")
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {packing_rows}, {packing_terms}, {packing_entries}").format(**work))
         conn.execute(sql.SQL(
-            "CREATE TEMP TABLE packing_rows ON COMMIT DROP AS SELECT term, chunk_id, tf, dl FROM {postings} "
-            "WHERE {packable}").format(packable=_PACKABLE, **names))
-        moved, left = conn.execute(sql.SQL("SELECT (SELECT count(*) FROM packing_rows), "
-                                           "(SELECT count(*) FROM {postings})").format(**names)).fetchone()
+            "CREATE UNLOGGED TABLE {packing_rows} AS SELECT term, chunk_id, tf, dl FROM {postings} "
+            "WHERE {packable}").format(packable=_PACKABLE, **names, **work))
+        moved, left = conn.execute(sql.SQL("SELECT (SELECT count(*) FROM {packing_rows}), "
+                                           "(SELECT count(*) FROM {postings})").format(**names, **work)).fetchone()
         say(f"packing {moved:,} postings of the keyword index")
         conn.execute(sql.SQL(
-            "CREATE TEMP TABLE packing_terms ON COMMIT DROP AS SELECT term FROM packing_rows UNION "
+            "CREATE UNLOGGED TABLE {packing_terms} AS SELECT term FROM {packing_rows} UNION "
             "SELECT t.term FROM {packed_chunks} d CROSS JOIN LATERAL unnest(d.term_ids) AS u(id) "
-            "JOIN {terms} t ON t.id = u.id WHERE d.dead").format(**names))
-        conn.execute("ALTER TABLE packing_terms ADD PRIMARY KEY (term)")
+            "JOIN {terms} t ON t.id = u.id WHERE d.dead").format(**names, **work))
+        conn.execute(sql.SQL("ALTER TABLE {packing_terms} ADD PRIMARY KEY (term)").format(**work))
         conn.execute(sql.SQL("UPDATE {terms} SET id = nextval('{term_ids}') WHERE id IS NULL "
-                             "AND term IN (SELECT term FROM packing_terms)").format(**names))
+                             "AND term IN (SELECT term FROM {packing_terms})").format(**names, **work))
         conn.execute(sql.SQL(
-            "CREATE TEMP TABLE packing_entries ON COMMIT DROP AS "
-            "SELECT b.term, u.e FROM {packed} b JOIN packing_terms USING (term) "
+            "CREATE UNLOGGED TABLE {packing_entries} AS "
+            "SELECT b.term, u.e FROM {packed} b JOIN {packing_terms} USING (term) "
             "CROSS JOIN LATERAL unnest(b.entries) AS u(e) "
             "WHERE NOT EXISTS (SELECT 1 FROM {packed_chunks} d WHERE d.dead AND d.chunk_id = u.e >> 30) "
-            "UNION ALL SELECT term, {entry} FROM packing_rows").format(entry=ENTRY, **names))
-        conn.execute(sql.SQL("DELETE FROM {packed} WHERE term IN (SELECT term FROM packing_terms)").format(**names))
+            "UNION ALL SELECT term, {entry} FROM {packing_rows}").format(entry=ENTRY, **names, **work))
+        conn.execute(sql.SQL("DELETE FROM {packed} WHERE term IN (SELECT term FROM {packing_terms})").format(
+            **names, **work))
         conn.execute(sql.SQL(
             "INSERT INTO {packed} (term, seq, entries) SELECT term, n / {size}, array_agg(e ORDER BY n) FROM ("
             "SELECT term, e, row_number() OVER (PARTITION BY term ORDER BY (e >> 20) & 1023 DESC, e & 1048575, e) "
-            "- 1 AS n FROM packing_entries) ordered GROUP BY term, n / {size}").format(
-            size=sql.Literal(PACK_SIZE), **names))
+            "- 1 AS n FROM {packing_entries}) ordered GROUP BY term, n / {size}").format(
+            size=sql.Literal(PACK_SIZE), **names, **work))
         conn.execute(sql.SQL("DELETE FROM {packed_chunks} WHERE dead").format(**names))
         conn.execute(sql.SQL(
-            "INSERT INTO {packed_chunks} (chunk_id, term_ids) SELECT r.chunk_id, array_agg(t.id) FROM packing_rows r "
-            "JOIN {terms} t USING (term) GROUP BY r.chunk_id ON CONFLICT (chunk_id) "
-            "DO UPDATE SET term_ids = {packed_chunks}.term_ids || EXCLUDED.term_ids").format(**names))
+            "INSERT INTO {packed_chunks} (chunk_id, term_ids) SELECT r.chunk_id, array_agg(t.id) "
+            "FROM {packing_rows} r JOIN {terms} t USING (term) GROUP BY r.chunk_id ON CONFLICT (chunk_id) "
+            "DO UPDATE SET term_ids = {packed_chunks}.term_ids || EXCLUDED.term_ids").format(**names, **work))
         # Terms no chunk holds any more: their arrays were rewritten empty, and no packed chunk names them now.
         conn.execute(sql.SQL("DELETE FROM {terms} WHERE df <= 0").format(**names))
+        conn.execute(sql.SQL("DROP TABLE {packing_rows}, {packing_terms}, {packing_entries}").format(**work))
         _empty_rows(conn, names, everything=moved == left)
     return moved
 
