@@ -171,3 +171,27 @@ def test_an_indexer_role_that_may_not_make_temporary_tables_packs_all_the_same(e
             assert conn.execute(f"SELECT count(*) FROM {tables.packed}").fetchone()[0] > 0
         assert names(search({**env, "MEMORIES_DATABASE_URL": team.url_of(indexer)}, memories, "kiln shelf",
                             "--mode", "keyword"))[0] == "kiln.md"
+
+
+def test_a_packing_whose_connection_is_cut_at_its_last_step_leaves_the_index_as_it_was(env, memories, database,
+                                                                                       monkeypatch):
+    # The server ends the packing's session (a restart, an administrator) just before the rows are emptied.
+    _write(memories)
+    index(env, memories)
+    before = {query: _keyword(env, memories, query) for query in QUERIES}
+    rows = _rows(database, memories)
+
+    def cut(conn, names, everything):
+        with psycopg.connect(database, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        conn.execute("SELECT 1")
+
+    monkeypatch.setattr(packing, "_empty_rows", cut)
+    with pytest.raises(psycopg.OperationalError):
+        _pack(database, memories)
+    assert _rows(database, memories) == rows
+    with psycopg.connect(database) as conn:  # nor are its working tables left behind
+        assert not conn.execute("SELECT relname FROM pg_class WHERE relname LIKE %s",
+                                (ManagedTables.of(memories.root).prefix + "\\_\\_packing%",)).fetchall()
+    assert {query: _keyword(env, memories, query) for query in QUERIES} == before
+    _verified(env, memories)

@@ -286,8 +286,8 @@ class Scale:
         """Bytes per part: tables (with their TOAST) and each kind of index."""
         parts = {}
         with self.connect() as conn:
-            for name in ("chunks", "postings", "packed", "packed_chunks", "terms", "files", "meta"):
-                table = getattr(self.tables, name)
+            for table in self.tables.all:
+                name = table.removeprefix(self.tables.prefix + "__")
                 parts[f"{name} table"] = conn.execute("SELECT pg_table_size(to_regclass(%s))", (table,)).fetchone()[0]
                 for index, size in conn.execute(
                         "SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i JOIN pg_class c "

@@ -72,7 +72,7 @@ def verify(conn, settings: Settings) -> Verification:
     check = _Checker(conn, tables, result, root)
     check.files_on_disk(root, meta)
     check.chunks()
-    check.postings()
+    check.postings(meta)
     check.vectors(meta)
     check.meta(meta)
     result.seconds = round(time.monotonic() - started, 3)
@@ -87,8 +87,6 @@ class _Checker:
         self.reindex = command("index", "--memories", str(root))
         self.rebuild = command("index", "--memories", str(root), "--rebuild")
         self.t = {name: tables.sql(name) for name in ("files", "chunks", "postings", "terms", "meta")}
-        if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (tables.packed,)).fetchone()[0]:
-            self.t["postings"] = packing.all_postings(tables)  # rows and packed arrays together
 
     def problem(self, what: str, repair: str, examples=(), count: int | None = None) -> None:
         examples = [str(example) for example in examples]
@@ -170,7 +168,9 @@ class _Checker:
             self.problem("files whose chunks are missing or extra", self.rebuild,
                          [f"{path} (expected {expected}, found {found})" for path, expected, found, _ in wrong])
 
-    def postings(self) -> None:
+    def postings(self, meta: dict) -> None:
+        if packing.in_use(meta):
+            self.t["postings"] = packing.all_postings(self.tables)  # rows and packed arrays together
         orphans = self.rows("SELECT count(*) FROM {postings} p LEFT JOIN {chunks} c ON c.id = p.chunk_id "
                             "WHERE c.id IS NULL")[0][0]
         if orphans:

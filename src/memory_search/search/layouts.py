@@ -139,8 +139,7 @@ class ManagedLayout(Layout):
         check_versions(info.meta, memories_root, chunker=False)
         super().__init__(info, memories_root, remote)
         self.tables = info.tables
-        # From schema 5 on, a term's postings are rows and packed arrays (storage/packing.py).
-        self.packed = int(info.meta.get("schema_version") or 0) >= 5
+        self.packed = packing.in_use(info.meta)  # a term's postings are rows and packed arrays
         self.chunk_count = int(info.meta.get("chunks") or 0)
         if info.meta.get("total_terms") is not None:
             self.average_terms = int(info.meta["total_terms"]) / max(self.chunk_count, 1)

@@ -42,6 +42,11 @@ CREATE SEQUENCE IF NOT EXISTS {term_ids} OWNED BY {terms}.id;
 """
 
 
+def in_use(meta: dict) -> bool:
+    """Whether an index has the packed tables: from schema 5 on (an earlier one gets them at its next run)."""
+    return int(meta.get("schema_version") or 0) >= 5
+
+
 def create_tables(conn, tables: ManagedTables) -> None:
     """The packed tables, and the terms' numbers (on an index of an earlier schema too)."""
     conn.execute(sql.SQL(SCHEMA).format(**_names(tables)))
