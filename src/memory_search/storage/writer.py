@@ -166,14 +166,10 @@ def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
             tables.sql("meta")), (SCHEMA_VERSION, list(UPGRADABLE_SCHEMAS)))
 
 
-# Every table of an index, those that refer to others first.
-TABLES = ("links", "postings", "packed", "packed_chunks", "chunks", "files", "terms", "meta")
-
-
 def drop_schema(conn, tables: ManagedTables) -> None:
     with conn.transaction():
-        for name in TABLES:
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(tables.sql(name)))
+        for name in tables.all:
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(name)))
 
 
 def write_meta(conn, tables: ManagedTables, values: dict[str, str]) -> None:
@@ -371,10 +367,10 @@ def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float
 def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
     """Put a rebuilt index in the place of the live one in one transaction: a search sees one or the other."""
     with conn.transaction():
-        for name in TABLES:
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(live.sql(name)))
-        for name in TABLES:
-            conn.execute(sql.SQL("ALTER TABLE {} RENAME TO {}").format(building.sql(name), live.sql(name)))
+        for name in live.all:
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+        for built, name in zip(building.all, live.all):
+            conn.execute(sql.SQL("ALTER TABLE {} RENAME TO {}").format(sql.Identifier(built), sql.Identifier(name)))
         rows = conn.execute(
             "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "WHERE n.nspname = current_schema() AND c.relkind IN ('i', 'S') AND starts_with(c.relname, %s)",
