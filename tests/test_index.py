@@ -406,7 +406,7 @@ def test_an_index_of_single_precision_vectors_is_searched_then_upgraded_in_place
         conn.execute(f"ALTER TABLE {tables.chunks} ALTER COLUMN embedding TYPE vector(384) "
                      "USING embedding::vector(384)")
         conn.execute(f"UPDATE {tables.meta} SET value = '3' WHERE key = 'schema_version'")
-        conn.execute(f"DROP TABLE {tables.packed}, {tables.packed_chunks}")
+        conn.execute(f"DROP TABLE {tables.packed}, {tables.packed_dead}")
     assert names(search(env, memories, "tide tables", "--mode", "semantic"))[0] == "a.md"
     assert names(search(env, memories, "tide tables", "--mode", "keyword"))[0] == "a.md"
     again = index(env, memories)

@@ -43,7 +43,7 @@ def _rows(database, memories) -> dict[str, int]:
     with psycopg.connect(database) as conn:
         return {name: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for name, table in (("rows", tables.postings), ("packed", tables.packed),
-                                    ("chunks", tables.packed_chunks))}
+                                    ("dead", tables.packed_dead))}
 
 
 def _verified(env, memories) -> None:
@@ -80,9 +80,10 @@ def test_after_a_packing_an_edit_and_a_deletion_are_seen_at_once_and_counts_stay
     _verified(env, memories)  # document frequencies, term counts: rows and packed entries together
     rows = _rows(database, memories)
     assert rows["rows"] > 0  # the edit's postings wait as rows for the next packing
+    assert rows["dead"] == 2  # so do the replaced and the deleted chunk's packed entries
     _pack(database, memories)
     after = _rows(database, memories)
-    assert after["rows"] == 0 and after["chunks"] == len(TOPICS) - 1  # the deleted and replaced chunks are gone
+    assert after["rows"] == 0 and after["dead"] == 0
     assert names(search(env, memories, "sourdough oven", "--mode", "keyword"))[0] == "kiln.md"
     _verified(env, memories)
     memories.write("wiki/trek.md", "# trek\n\nCrevasses opened on the trek.\n", title="trek")  # the glacier's word
@@ -107,7 +108,7 @@ def test_an_index_run_packs_once_the_rows_are_many_or_many_packed_chunks_were_de
     monkeypatch.setattr(packing, "PACK_FROM_POSTINGS", 10**9)
     (memories.root / "wiki" / "ledger.md").unlink()
     Indexer(settings).run()  # one of eight packed chunks deleted: due
-    assert _rows(database, memories)["chunks"] == len(TOPICS)
+    assert _rows(database, memories)["dead"] == 0
     assert names(search(env, memories, "windmill barley", "--mode", "keyword"))[0] == "new.md"
     _verified(env, memories)
 
@@ -195,3 +196,54 @@ def test_a_packing_whose_connection_is_cut_at_its_last_step_leaves_the_index_as_
                                 (ManagedTables.of(memories.root).prefix + "\\_\\_packing%",)).fetchall()
     assert {query: _keyword(env, memories, query) for query in QUERIES} == before
     _verified(env, memories)
+
+
+def test_an_index_of_schema_5_is_searched_then_upgraded_with_its_deleted_chunks_kept_dead(env, memories, database,
+                                                                                        monkeypatch):
+    # Schema 5 kept every packed chunk's terms by number; schema 6 keeps the deleted ones' terms alone.
+    from memory_search.config import Settings
+    from memory_search.indexing.indexer import Indexer
+    from memory_search.storage.schema import SCHEMA_VERSION, columns_of
+
+    _write(memories)
+    index(env, memories)
+    _pack(database, memories)
+    tables = ManagedTables.of(memories.root)
+    legacy = f"{tables.prefix}__packed_chunks"
+    with psycopg.connect(database, autocommit=True) as conn:  # as schema 5 left it, glacier.md deleted since
+        conn.execute(f"DROP TABLE {tables.packed_dead}")
+        conn.execute(f"ALTER TABLE {tables.terms} ADD COLUMN id integer")
+        conn.execute(f"UPDATE {tables.terms} t SET id = n FROM (SELECT term, row_number() OVER () AS n "
+                     f"FROM {tables.terms}) numbered WHERE numbered.term = t.term")
+        conn.execute(f"CREATE TABLE {legacy} (chunk_id bigint PRIMARY KEY, term_ids integer[] NOT NULL, "
+                     "dead boolean NOT NULL DEFAULT false)")
+        conn.execute(f"INSERT INTO {legacy} (chunk_id, term_ids) SELECT u.e >> 30, array_agg(t.id) FROM "
+                     f"{tables.packed} b CROSS JOIN LATERAL unnest(b.entries) AS u(e) JOIN {tables.terms} t "
+                     "USING (term) GROUP BY u.e >> 30")
+        glacier = conn.execute(f"SELECT id FROM {tables.chunks} WHERE filename LIKE '%%/glacier.md'").fetchone()[0]
+        conn.execute(f"UPDATE {tables.terms} t SET df = df - 1 FROM {legacy} d WHERE d.chunk_id = %s "
+                     "AND t.id = ANY(d.term_ids)", (glacier,))
+        conn.execute(f"UPDATE {legacy} SET dead = true WHERE chunk_id = %s", (glacier,))
+        terms = conn.execute(f"DELETE FROM {tables.chunks} WHERE id = %s RETURNING term_count",
+                             (glacier,)).fetchone()[0]
+        conn.execute(f"DELETE FROM {tables.files} WHERE filename LIKE '%%/glacier.md'")
+        conn.execute(f"UPDATE {tables.meta} SET value = (value::int - CASE key WHEN 'chunks' THEN 1 ELSE %s END)::text "
+                     "WHERE key IN ('chunks', 'total_terms')", (terms,))
+        conn.execute(f"UPDATE {tables.meta} SET value = '5' WHERE key = 'schema_version'")
+    (memories.root / "wiki" / "glacier.md").unlink()
+    assert names(search(env, memories, "kiln shelf", "--mode", "keyword"))[0] == "kiln.md"
+    assert "glacier.md" not in names(search(env, memories, "glacier crevasses", "--mode", "keyword"))
+    _verified(env, memories)
+    monkeypatch.setattr(packing, "DEAD_SHARE", 2.0)  # the run upgrades and leaves the dead chunk for later
+    Indexer(Settings.from_env().with_overrides(memories_dir=str(memories.root))).run()
+    with psycopg.connect(database) as conn:
+        assert conn.execute("SELECT to_regclass(%s)", (legacy,)).fetchone()[0] is None
+        assert "id" not in columns_of(conn, tables.terms)
+        assert conn.execute(f"SELECT chunk_id FROM {tables.packed_dead}").fetchall() == [(glacier,)]
+        assert conn.execute(f"SELECT value FROM {tables.meta} WHERE key = 'schema_version'").fetchone()[0] \
+            == SCHEMA_VERSION
+    _verified(env, memories)
+    _pack(database, memories)
+    assert _rows(database, memories)["dead"] == 0
+    _verified(env, memories)
+    assert names(search(env, memories, "kiln shelf", "--mode", "keyword"))[0] == "kiln.md"

@@ -23,7 +23,7 @@ from ..search.links import Link, extract_links
 from ..directory.files import BadMemory, Memory
 from ..directory.records import Record
 from ..storage.schema import ManagedTables
-from .tokens import term_frequencies
+from .tokens import chunk_terms, term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy
 MAX_CHUNKS_PER_FILE = 2_000  # about 2 MB of text; a larger file is refused with the reason
@@ -71,7 +71,7 @@ def prepare(memory: Memory, state: writer.FileState, size: int = MAX_CHARS, over
     title = record.title
     chunks, contexts = chunks_of(memory, size, overlap)
     if memory.body.strip():
-        terms = [term_frequencies(title + "\n" + chunk.text) for chunk in chunks]
+        terms = [chunk_terms(title, chunk.text) for chunk in chunks]
     else:  # the title alone
         terms = [term_frequencies(title)]
     rows = [writer.ChunkRow(i, chunk.start_line, chunk.end_line, chunk.text, None, dict(counts), context)
@@ -163,7 +163,7 @@ def finish(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: Non
     they are many, and build the HNSW index once the chunks are many enough for it to pay."""
     statistics = writer.refresh_statistics(conn, tables)
     writer.vacuum(conn, tables)
-    if packing.due(conn, tables):
+    if packing.due(conn, tables, int(statistics["chunks"])):
         packing.pack(conn, tables, say)
         writer.vacuum(conn, tables)
     if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:

@@ -121,6 +121,11 @@ def term_frequencies(text: str) -> Counter:
     return Counter(tokenize(text))
 
 
+def chunk_terms(title: str, text: str) -> Counter:
+    """The terms a chunk is found by: its record's title and its text."""
+    return term_frequencies(title + "\n" + text)
+
+
 def token_spans(text: str) -> list[tuple[int, int, str]]:
     """The tokens of `text` as tokenize() makes them, each with where it stands: (start, end, token), in order.
     A Korean run is one span for all its bigrams."""

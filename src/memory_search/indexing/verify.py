@@ -170,7 +170,7 @@ class _Checker:
 
     def postings(self, meta: dict) -> None:
         if packing.in_use(meta):
-            self.t["postings"] = packing.all_postings(self.tables)  # rows and packed arrays together
+            self.t["postings"] = packing.all_postings(self.tables, meta)  # rows and packed arrays together
         orphans = self.rows("SELECT count(*) FROM {postings} p LEFT JOIN {chunks} c ON c.id = p.chunk_id "
                             "WHERE c.id IS NULL")[0][0]
         if orphans:

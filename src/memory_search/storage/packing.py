@@ -6,8 +6,9 @@ index run packs them: each term's postings, in the order the keyword leg reads t
 first, the shorter chunk first among equals), go into arrays of PACK_SIZE entries, one bigint each (chunk
 id, count, chunk length), which PostgreSQL compresses. New files' postings are written as rows and read
 together with the packed ones until the next packing. A deleted chunk's packed entries stay until then (a
-search drops them with the chunk); the terms each packed chunk holds are kept, so that deleting it keeps the
-document frequencies exact and the next packing knows which terms to rewrite.
+search drops them with the chunk): its terms, tokenized again from its text as the indexer tokenized them,
+leave the document frequencies at once and are kept with it as dead, so that the next packing knows which
+terms' arrays to rewrite.
 """
 
 from __future__ import annotations
@@ -28,17 +29,20 @@ ENTRY = sql.SQL("(chunk_id << 30) | (tf::bigint << 20) | dl")
 CHUNK_ID, TF, DL = (sql.SQL("e >> 30"), sql.SQL("((e >> 20) & 1023)::integer"), sql.SQL("(e & 1048575)::integer"))
 _PACKABLE = sql.SQL(f"chunk_id <= {MAX_CHUNK_ID} AND tf <= {MAX_TF} AND dl <= {MAX_DL}")
 
-# A packed chunk's terms are kept as the terms' numbers (4 bytes each, where the words took 11 and more),
-# given to a term when it is first packed; a term keeps its row while a packed chunk may still name it.
+# The packed chunks deleted since the last packing, with the terms they held. Schema 5 kept every packed
+# chunk's terms instead, by number (LEGACY_CHUNKS: 300 bytes a chunk); its next index run moves the dead ones.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {packed} (term text NOT NULL, seq integer NOT NULL, entries bigint[] NOT NULL,
                                      PRIMARY KEY (term, seq));
-CREATE TABLE IF NOT EXISTS {packed_chunks} (chunk_id bigint PRIMARY KEY, term_ids integer[] NOT NULL,
-                                            dead boolean NOT NULL DEFAULT false);
-CREATE INDEX IF NOT EXISTS {packed_chunks_dead} ON {packed_chunks} (chunk_id) WHERE dead;
-ALTER TABLE {terms} ADD COLUMN IF NOT EXISTS id integer;
-CREATE UNIQUE INDEX IF NOT EXISTS {terms_id} ON {terms} (id);
-CREATE SEQUENCE IF NOT EXISTS {term_ids} OWNED BY {terms}.id;
+CREATE TABLE IF NOT EXISTS {packed_dead} (chunk_id bigint PRIMARY KEY, terms text[] NOT NULL);
+"""
+LEGACY_CHUNKS = "packed_chunks"
+_UPGRADE = """
+INSERT INTO {packed_dead} (chunk_id, terms) SELECT d.chunk_id, array_agg(t.term) FROM {legacy} d
+    CROSS JOIN LATERAL unnest(d.term_ids) AS u(id) JOIN {terms} t ON t.id = u.id WHERE d.dead GROUP BY d.chunk_id
+    ON CONFLICT (chunk_id) DO NOTHING;
+DROP TABLE {legacy};
+ALTER TABLE {terms} DROP COLUMN IF EXISTS id;
 """
 
 
@@ -48,15 +52,16 @@ def in_use(meta: dict) -> bool:
 
 
 def create_tables(conn, tables: ManagedTables) -> None:
-    """The packed tables, and the terms' numbers (on an index of an earlier schema too)."""
-    conn.execute(sql.SQL(SCHEMA).format(**_names(tables)))
+    """The packed tables; on an index of schema 5, its dead chunks moved to the table of this one."""
+    names = _names(tables)
+    conn.execute(sql.SQL(SCHEMA).format(**names))
+    legacy = f"{tables.prefix}__{LEGACY_CHUNKS}"
+    if conn.execute("SELECT to_regclass(%s)", (legacy,)).fetchone()[0]:
+        conn.execute(sql.SQL(_UPGRADE).format(legacy=sql.Identifier(legacy), **names))
 
 
 def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
-    names = {name: tables.sql(name) for name in ("postings", "packed", "packed_chunks", "terms")}
-    for name in ("packed_chunks_dead", "terms_id", "term_ids"):
-        names[name] = sql.Identifier(f"{tables.prefix}__{name}")
-    return names
+    return {name: tables.sql(name) for name in ("postings", "packed", "packed_dead", "terms")}
 
 
 def term_postings(tables: ManagedTables) -> sql.Composed:
@@ -76,40 +81,48 @@ def arrays_for(postings: int) -> int:
     return -(-postings // PACK_SIZE)
 
 
-def all_postings(tables: ManagedTables) -> sql.Composed:
+def all_postings(tables: ManagedTables, meta: dict) -> sql.Composed:
     """Every live posting (term, chunk_id, tf, dl), rows and packed, for a check that reads them all."""
+    if meta.get("schema_version") == "5":  # until its next index run
+        dead = sql.SQL("SELECT chunk_id FROM {} WHERE dead").format(
+            sql.Identifier(f"{tables.prefix}__{LEGACY_CHUNKS}"))
+    else:
+        dead = sql.SQL("SELECT chunk_id FROM {}").format(tables.sql("packed_dead"))
     return sql.SQL(
         "(SELECT term, chunk_id, tf, dl FROM {postings} UNION ALL "
         "SELECT b.term, {chunk_id}, {tf}, {dl} FROM {packed} b CROSS JOIN LATERAL unnest(b.entries) AS u(e) "
-        "WHERE NOT EXISTS (SELECT 1 FROM {packed_chunks} d WHERE d.dead AND d.chunk_id = u.e >> 30))").format(
-        postings=tables.sql("postings"), packed=tables.sql("packed"), packed_chunks=tables.sql("packed_chunks"),
-        chunk_id=CHUNK_ID, tf=TF, dl=DL)
+        "WHERE u.e >> 30 NOT IN ({dead}))").format(
+        postings=tables.sql("postings"), packed=tables.sql("packed"), dead=dead, chunk_id=CHUNK_ID, tf=TF, dl=DL)
 
 
-def forget_chunks(conn, tables: ManagedTables, ids: list[int]) -> None:
-    """Take packed chunks out of the document frequencies and mark them dead (their entries go at the next
-    packing). Chunks that were never packed are not there; their rows are the writer's to delete."""
+def any_packed(conn, tables: ManagedTables) -> bool:
+    return conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(tables.sql("packed"))).fetchone()[0]
+
+
+def forget_chunks(conn, tables: ManagedTables, packed_terms: dict[int, set[str]]) -> None:
+    """Take deleted chunks' packed terms (chunk id -> the terms it holds in packed arrays, not as rows) out of
+    the document frequencies, and keep them as dead until the next packing rewrites those terms' arrays."""
+    packed_terms = {chunk_id: sorted(terms) for chunk_id, terms in packed_terms.items() if terms}
+    if not packed_terms:
+        return
     conn.execute(sql.SQL(
-        "UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term_id, count(*) AS n FROM {packed_chunks} "
-        "CROSS JOIN LATERAL unnest(term_ids) AS term_id WHERE chunk_id = ANY(%s) AND NOT dead GROUP BY term_id) old "
-        "WHERE t.id = old.term_id").format(terms=tables.sql("terms"), packed_chunks=tables.sql("packed_chunks")),
-        (ids,))
-    conn.execute(sql.SQL("UPDATE {} SET dead = true WHERE chunk_id = ANY(%s) AND NOT dead").format(
-        tables.sql("packed_chunks")), (ids,))
+        "UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term, count(*) AS n FROM unnest(%s::text[]) AS term "
+        "GROUP BY term) old WHERE t.term = old.term").format(terms=tables.sql("terms")),
+        ([term for terms in packed_terms.values() for term in terms],))
+    conn.cursor().executemany(sql.SQL(
+        "INSERT INTO {} (chunk_id, terms) VALUES (%s, %s) ON CONFLICT (chunk_id) DO NOTHING").format(
+        tables.sql("packed_dead")), list(packed_terms.items()))
 
 
-def due(conn, tables: ManagedTables) -> bool:
-    """Whether the rows have grown to PACK_FROM_POSTINGS, or deleted chunks to DEAD_SHARE of the packed ones.
-    The rows are counted by the planner's estimate, which the vacuum at the end of each run keeps close."""
+def due(conn, tables: ManagedTables, chunks: int) -> bool:
+    """Whether the rows have grown to PACK_FROM_POSTINGS, or deleted packed chunks to DEAD_SHARE of the index's
+    `chunks`. The rows are counted by the planner's estimate, which the vacuum at the end of each run keeps close."""
     rows = conn.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = to_regclass(%s)",
                         (tables.postings,)).fetchone()
     if rows and rows[0] >= PACK_FROM_POSTINGS:
         return True
-    dead, packed = conn.execute(sql.SQL("SELECT (SELECT count(*) FROM {chunks} WHERE dead), "
-                                        "(SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = to_regclass(%s))"
-                                        ).format(chunks=tables.sql("packed_chunks")),
-                                (tables.packed_chunks,)).fetchone()
-    return dead > 0 and dead >= DEAD_SHARE * max(packed, 1)
+    dead = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(tables.sql("packed_dead"))).fetchone()[0]
+    return dead > 0 and dead >= DEAD_SHARE * max(chunks, 1)
 
 
 def pack(conn, tables: ManagedTables, say=lambda message: None) -> int:
@@ -132,16 +145,13 @@ def pack(conn, tables: ManagedTables, say=lambda message: None) -> int:
         say(f"packing {moved:,} postings of the keyword index")
         conn.execute(sql.SQL(
             "CREATE UNLOGGED TABLE {packing_terms} AS SELECT term FROM {packing_rows} UNION "
-            "SELECT t.term FROM {packed_chunks} d CROSS JOIN LATERAL unnest(d.term_ids) AS u(id) "
-            "JOIN {terms} t ON t.id = u.id WHERE d.dead").format(**names, **work))
+            "SELECT u.term FROM {packed_dead} d CROSS JOIN LATERAL unnest(d.terms) AS u(term)").format(**names, **work))
         conn.execute(sql.SQL("ALTER TABLE {packing_terms} ADD PRIMARY KEY (term)").format(**work))
-        conn.execute(sql.SQL("UPDATE {terms} SET id = nextval('{term_ids}') WHERE id IS NULL "
-                             "AND term IN (SELECT term FROM {packing_terms})").format(**names, **work))
         conn.execute(sql.SQL(
             "CREATE UNLOGGED TABLE {packing_entries} AS "
             "SELECT b.term, u.e FROM {packed} b JOIN {packing_terms} USING (term) "
             "CROSS JOIN LATERAL unnest(b.entries) AS u(e) "
-            "WHERE NOT EXISTS (SELECT 1 FROM {packed_chunks} d WHERE d.dead AND d.chunk_id = u.e >> 30) "
+            "WHERE NOT EXISTS (SELECT 1 FROM {packed_dead} d WHERE d.chunk_id = u.e >> 30) "
             "UNION ALL SELECT term, {entry} FROM {packing_rows}").format(entry=ENTRY, **names, **work))
         conn.execute(sql.SQL("DELETE FROM {packed} WHERE term IN (SELECT term FROM {packing_terms})").format(
             **names, **work))
@@ -150,13 +160,8 @@ def pack(conn, tables: ManagedTables, say=lambda message: None) -> int:
             "SELECT term, e, row_number() OVER (PARTITION BY term ORDER BY (e >> 20) & 1023 DESC, e & 1048575, e) "
             "- 1 AS n FROM {packing_entries}) ordered GROUP BY term, n / {size}").format(
             size=sql.Literal(PACK_SIZE), **names, **work))
-        conn.execute(sql.SQL("DELETE FROM {packed_chunks} WHERE dead").format(**names))
-        conn.execute(sql.SQL(
-            "INSERT INTO {packed_chunks} (chunk_id, term_ids) SELECT r.chunk_id, array_agg(t.id) "
-            "FROM {packing_rows} r JOIN {terms} t USING (term) GROUP BY r.chunk_id ON CONFLICT (chunk_id) "
-            "DO UPDATE SET term_ids = {packed_chunks}.term_ids || EXCLUDED.term_ids").format(**names, **work))
-        # Terms no chunk holds any more: their arrays were rewritten empty, and no packed chunk names them now.
-        conn.execute(sql.SQL("DELETE FROM {terms} WHERE df <= 0").format(**names))
+        conn.execute(sql.SQL("DELETE FROM {packed_dead}").format(**names))
+        conn.execute(sql.SQL("DELETE FROM {terms} WHERE df <= 0").format(**names))  # no chunk holds them
         conn.execute(sql.SQL("DROP TABLE {packing_rows}, {packing_terms}, {packing_entries}").format(**work))
         _empty_rows(conn, names, everything=moved == left)
     return moved

@@ -2,7 +2,7 @@
 
 Two layouts are found by introspection:
 - `cocoindex`: the table the original's CocoIndex flow writes (id, filename, chunk_text, embedding);
-- `managed`: this project's tables `<prefix>__chunks|__files|__postings|__packed|__packed_chunks|__terms|__meta`,
+- `managed`: this project's tables `<prefix>__chunks|__files|__postings|__packed|__packed_dead|__terms|__meta`,
   the same columns and more (written by writer.py), and `<prefix>__links` (links.py).
 """
 
@@ -22,10 +22,11 @@ from ..errors import IndexMismatch, IndexMissing, UsageError, quoted
 from ..hints import command
 from ..indexing.tokens import TOKENIZER_VERSION
 
-# 3: the links table; 4: vectors stored as halfvec, half the size of the graph; 5: postings packed by term
-SCHEMA_VERSION = "5"
+# 3: the links table; 4: vectors stored as halfvec, half the size of the graph; 5: postings packed by term;
+# 6: a packed chunk's terms kept only once it is deleted (tokenized again from its text)
+SCHEMA_VERSION = "6"
 # Indexes of these versions are searched as they are, and upgraded in place by the next index run.
-UPGRADABLE_SCHEMAS = ("3", "4")
+UPGRADABLE_SCHEMAS = ("3", "4", "5")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
 
 
@@ -80,8 +81,8 @@ class ManagedTables:
         return f"{self.prefix}__packed"
 
     @property
-    def packed_chunks(self) -> str:
-        return f"{self.prefix}__packed_chunks"
+    def packed_dead(self) -> str:
+        return f"{self.prefix}__packed_dead"
 
     @property
     def meta(self) -> str:
@@ -93,8 +94,13 @@ class ManagedTables:
 
     @property
     def all(self) -> tuple[str, ...]:
-        return (self.chunks, self.files, self.postings, self.packed, self.packed_chunks, self.terms, self.meta,
+        return (self.chunks, self.files, self.postings, self.packed, self.packed_dead, self.terms, self.meta,
                 self.links)
+
+    @property
+    def retired(self) -> tuple[str, ...]:
+        """Tables of an earlier schema that its upgrade replaced, dropped with the index where still there."""
+        return (f"{self.prefix}__packed_chunks",)
 
     def sql(self, name: str) -> sql.Identifier:
         """sql.Identifier of one table: tables.sql("chunks")."""
@@ -177,8 +183,8 @@ def describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
 
 
 # What each part of an index is made of: its tables (with their TOAST) and their indexes, by what they serve.
-PART_OF_TABLE = {"chunks": "records", "postings": "keywords", "packed": "keywords", "packed_chunks": "keywords",
-                 "terms": "keywords"}
+PART_OF_TABLE = {"chunks": "records", "postings": "keywords", "packed": "keywords", "packed_dead": "keywords",
+                 "packed_chunks": "keywords", "terms": "keywords"}
 
 
 def index_parts(conn, tables: ManagedTables) -> dict[str, int]:
@@ -186,7 +192,7 @@ def index_parts(conn, tables: ManagedTables) -> dict[str, int]:
     HNSW graph), keywords (postings, document frequencies and their b-trees), other (files, links, the
     chunks' other b-trees)."""
     parts = dict.fromkeys(("records", "vector_graphs", "keywords", "other"), 0)
-    for table in tables.all:
+    for table in tables.all + tables.retired:
         part = PART_OF_TABLE.get(table.removeprefix(tables.prefix + "__"), "other")
         parts[part] += conn.execute("SELECT coalesce(pg_table_size(to_regclass(%s)), 0)", (table,)).fetchone()[0]
         for method, size in conn.execute(

@@ -22,7 +22,7 @@ from ..search.links import Link, add_links, create_table as create_links_table, 
 from ..directory.records import KINDS, Record
 from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
-from ..indexing.tokens import TOKENIZER_VERSION
+from ..indexing.tokens import TOKENIZER_VERSION, chunk_terms
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL);
@@ -168,7 +168,7 @@ def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
 
 def drop_schema(conn, tables: ManagedTables) -> None:
     with conn.transaction():
-        for name in tables.all:
+        for name in tables.all + tables.retired:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(name)))
 
 
@@ -293,6 +293,7 @@ def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
         return
     ids = [row[0] for row in rows]
     _count(conn, tables, -len(rows), -sum(row[1] for row in rows))
+    packed_terms = _packed_terms(conn, tables, ids) if packing.any_packed(conn, tables) else {}
     conn.execute(
         sql.SQL("UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term, count(*) AS n FROM {postings} "
                 "WHERE chunk_id = ANY(%s) GROUP BY term) old WHERE t.term = old.term").format(
@@ -300,8 +301,19 @@ def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
         (ids,),
     )
     conn.execute(sql.SQL("DELETE FROM {} WHERE chunk_id = ANY(%s)").format(postings), (ids,))
-    packing.forget_chunks(conn, tables, ids)
+    packing.forget_chunks(conn, tables, packed_terms)
     conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(chunks), (ids,))
+
+
+def _packed_terms(conn, tables: ManagedTables, ids: list[int]) -> dict[int, set[str]]:
+    """chunk id -> the terms it holds in packed arrays: those of its title and text, tokenized as when it was
+    indexed (the index's tokenizer version is this one's), but those it holds as rows."""
+    rows = conn.execute(sql.SQL(
+        "SELECT c.id, c.title, c.chunk_text, (SELECT array_agg(p.term) FROM {postings} p WHERE p.chunk_id = c.id) "
+        "FROM {chunks} c WHERE c.id = ANY(%s)").format(chunks=tables.sql("chunks"), postings=tables.sql("postings")),
+        (ids,)).fetchall()
+    return {chunk_id: set(chunk_terms(title or "", text)) - set(as_rows or ())
+            for chunk_id, title, text, as_rows in rows}
 
 
 def _count(conn, tables: ManagedTables, chunks: int, terms: int) -> None:
@@ -340,10 +352,9 @@ def set_embeddings(conn, tables: ManagedTables, vectors: list[tuple[int, str]]) 
 
 
 def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
-    """Recount chunks and terms exactly and drop terms no chunk holds any more (but packed ones)."""
+    """Recount chunks and terms exactly and drop terms no chunk holds any more."""
     with conn.transaction():
-        # A packed term is kept for the packed chunks that may still name it, until the next packing.
-        conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0 AND id IS NULL").format(tables.sql("terms")))
+        conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0").format(tables.sql("terms")))
         chunks, total, average = conn.execute(sql.SQL(
             "SELECT count(*), coalesce(sum(term_count), 0), coalesce(avg(term_count), 0) FROM {}").format(
             tables.sql("chunks"))).fetchone()
@@ -367,7 +378,7 @@ def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float
 def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
     """Put a rebuilt index in the place of the live one in one transaction: a search sees one or the other."""
     with conn.transaction():
-        for name in live.all:
+        for name in live.all + live.retired:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(name)))
         for built, name in zip(building.all, live.all):
             conn.execute(sql.SQL("ALTER TABLE {} RENAME TO {}").format(sql.Identifier(built), sql.Identifier(name)))
@@ -385,7 +396,7 @@ def vacuum(conn, tables: ManagedTables) -> None:
     """Mark new rows all-visible (the keyword leg reads postings from the index alone) and refresh
     the planner's statistics; only pages changed since the last run are visited."""
     conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.SQL(", ").join(
-        tables.sql(name) for name in ("postings", "packed", "packed_chunks", "chunks"))))
+        tables.sql(name) for name in ("postings", "packed", "chunks"))))
 
 
 HNSW_M = 16  # pgvector's default neighbours per element; ef_construction stays at its default too
