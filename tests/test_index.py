@@ -288,6 +288,23 @@ def test_a_selection_is_remembered_so_a_plain_run_changes_nothing(env, memories)
     assert index(env, memories)["success"] == 0
 
 
+def test_an_index_a_newer_memory_search_upgraded_is_left_alone_and_the_message_says_to_update(env, memories,
+                                                                                                database):
+    # A team's shared index, upgraded by a teammate's newer version: a rebuild by this one would undo it.
+    memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
+    index(env, memories)
+    newer = str(int(SCHEMA_VERSION) + 1)
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f"UPDATE {_tables(memories).meta} SET value = %s WHERE key = 'schema_version'", (newer,))
+    for script, arguments in (("search", ("tide",)), ("index", ())):
+        refused = run_script(script, *arguments, env=env, memories=memories)
+        assert refused.returncode == 1 and "newer memory-search" in refused.stderr, refused.stderr
+        assert "--rebuild" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    with psycopg.connect(database) as conn:
+        assert conn.execute(f"SELECT value FROM {_tables(memories).meta} WHERE key = 'schema_version'"
+                            ).fetchone()[0] == newer
+
+
 def test_search_refuses_an_index_of_another_tokenizer_version(env, memories, database):
     memories.write("wiki/a.md", "# Tide\n\nTide tables for the bay.")
     index(env, memories)

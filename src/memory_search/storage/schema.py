@@ -216,11 +216,20 @@ def check_versions(meta: dict, root: Path, chunker: bool = True) -> None:
     for key, version in versions + ([("chunker_version", CHUNKER_VERSION)] if chunker else []):
         if key == "schema_version" and meta and meta.get(key) in UPGRADABLE_SCHEMAS:
             continue
+        if meta and _newer(meta.get(key), version):  # another memory-search, newer, upgraded it (a team's)
+            raise IndexMismatch(
+                f"the index of {root} was built by a newer memory-search ({key.replace('_', ' ')} "
+                f"{meta.get(key)}, this one reads {version}): update memory-search here; a rebuild by this one "
+                "would undo the other's")
         if meta and meta.get(key) != version:
             raise IndexMismatch(
                 f"the index of {root} was built by {key.replace('_', ' ')} {meta.get(key)}, "
                 f"this is {version}: run `{command('index', '--rebuild')}` (cached embeddings are reused)"
             )
+
+
+def _newer(recorded: str | None, ours: str) -> bool:
+    return bool(recorded and recorded.isdigit() and ours.isdigit() and int(recorded) > int(ours))
 
 
 def chunked_by_another_version(meta: dict) -> bool:
