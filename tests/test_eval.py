@@ -93,6 +93,18 @@ def test_a_conversation_set_is_scored_by_its_evidence_sessions_and_turns(env, tm
     assert "1 multi-hop" in text and "turn@5" in text
 
 
+def test_budget_at_searches_keywords_as_an_index_that_many_times_larger_would(env, tmp_path):
+    # The postings budget scaled down by the set's size against CHUNKS: here to a posting or two, so that the
+    # keyword leg reads a question's rarest word alone and finds less.
+    conversation_set(tmp_path / "chat")
+    figures = {}
+    for scaled in ((), ("--budget-at", "100000000")):
+        result = run_eval(str(tmp_path / "chat"), "--split", "dev", "--modes", "keyword", "--json", *scaled, env=env)
+        assert result.returncode == 0, result.stderr
+        figures[scaled] = json.loads(result.stdout)["results"]["keyword"]["recall@100"]
+    assert figures[()] == 1.0 and figures[("--budget-at", "100000000")] < 1.0
+
+
 def test_conversation_figures_count_sessions_every_session_and_turns_in_the_first_five(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "tools"))
     from evaluation import Dataset, conversation_figures

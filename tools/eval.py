@@ -29,6 +29,7 @@ EVAL_EXAMPLES = """\
   eval.py examples/eval/ja-questions-en-notes --split test --abstain unanswerable.jsonl
   eval.py examples/eval/bilingual-twins --split ja --language en   # Japanese questions, English pages only
   eval.py ../shared/eval/locomo-dev --split dev --abstain ../shared/eval/locomo-dev/unanswerable.jsonl
+  eval.py ../shared/eval/scifact-train --split train --budget-at 1000000   # keyword search as at a million chunks
   (tools/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
 
 
@@ -57,9 +58,14 @@ EVAL_EXAMPLES = """\
                    "answerable queries that keep a relevant document, and the scores' calibration")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="the --min-score the abstention figures are measured at")
+@click.option("--budget-at", type=click.IntRange(min=1), metavar="CHUNKS",
+              help="search keywords as in an index of CHUNKS chunks: the keyword leg's postings budget "
+                   "(layouts.POSTINGS_BUDGET) scaled by this set's chunks / CHUNKS, so that it leaves out the share "
+                   "of a query's commoner terms it would leave out there (a term's chunks taken to grow with the "
+                   "index)")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 def eval_command(dataset, split, modes, compare, save_path, against_path, language, limit_queries, abstain_path,
-                 threshold, as_json):
+                 threshold, budget_at, as_json):
     """Measure retrieval quality on a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels/).
 
     Writes the documents as a memories directory in a temporary folder (each at its
@@ -120,7 +126,7 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, langua
 
         unanswerable = read_queries(Path(abstain_path))
     report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress(),
-                      unanswerable=unanswerable, threshold=threshold, language=language)
+                      unanswerable=unanswerable, threshold=threshold, language=language, budget_at=budget_at)
     compare_reports(report, pair, saved)
     if save_path:
         Path(save_path).write_text(to_json(report.summary() | {"per_query": report.per_query,

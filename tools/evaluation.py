@@ -364,13 +364,14 @@ class Report:
 
 def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries: int | None = None,
              progress=None, keep_dir: Path | None = None, unanswerable: dict[str, str] | None = None,
-             threshold: float = THRESHOLD, language: str | None = None) -> Report:
+             threshold: float = THRESHOLD, language: str | None = None, budget_at: int | None = None) -> Report:
     """Index the set as a memories directory, run every query in every mode, and score the runs.
 
     unanswerable: questions no document of the set answers; with them, each mode also reports the share of
     them left with no result at `threshold`, the share of answerable questions that keep their relevant
     document at `threshold`, and the calibration of the scores against the qrels. language: index only the
-    documents in that language (metadata.language)."""
+    documents in that language (metadata.language). budget_at: the keyword leg reads as many postings as in
+    an index of that many chunks (see eval.py --budget-at)."""
     from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
     from memory_search.search.filters import Filters
@@ -396,7 +397,10 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             info = find_index(conn, run_settings.memories_root)
             embedder = _RememberingEmbedder(make_embedder(choose_spec(run_settings, info.spec), run_settings))
             rerank = reranker(run_settings) if settings.voyage_api_key else None
-            searcher = Searcher(conn, layout_for(info, run_settings.memories_root), embedder, rerank)
+            layout = layout_for(info, run_settings.memories_root)
+            if budget_at and layout.has_keyword_leg:
+                layout.postings_budget = max(1, round(layout.postings_budget * layout.chunk_count / budget_at))
+            searcher = Searcher(conn, layout, embedder, rerank)
             for mode in modes:
                 request = parse_mode(mode) | {"filters": Filters()}
                 runs, deep_runs, timings, judged, spans = {}, {}, [], {}, {}

@@ -26,10 +26,14 @@ from ..storage import packing
 from ..storage.schema import IndexInfo, check_versions, identifier
 
 BM25_K1, BM25_B = 1.2, 0.75
-# Postings read per query at most. Of a term in more chunks than this (only the commonest words of a large
-# index), this many are read: the chunks that hold it most often, the shortest first among equals, where
-# BM25's best for it lie. The sum of the scores then stays in memory, and a query of common words stays fast.
-POSTINGS_BUDGET = 20_000
+# Postings read per query at most: a query's terms are read rarest first until their postings reach it (the
+# commonest words of a long query over a large index are left out), and of a term in more chunks than this,
+# this many are read: the chunks that hold it most often, the shortest first among equals, where BM25's best
+# for it lie. The sum of the scores then stays in memory and a query of common words fast: at a million
+# chunks, p95 35-40 ms and nothing spilled to disk at 50,000, where 100,000 took 61-96 ms and spilled.
+# Scaled to leave out what it would at a million (tools/eval.py --budget-at), 20,000 cost keyword search
+# 0.11 nDCG@10 on two development sets, 50,000 0.03-0.05 (references/scale.md).
+POSTINGS_BUDGET = 50_000
 # A long query (a pasted page) is searched by its rarest terms the index holds, at most this many: they carry
 # most of its BM25 weight, and the coverage and ceiling of the relevance score then refer to what was searched.
 MAX_QUERY_TERMS = 32
@@ -141,6 +145,7 @@ class ManagedLayout(Layout):
         self.tables = info.tables
         self.packed = packing.in_use(info.meta)  # a term's postings are rows and packed arrays
         self.chunk_count = int(info.meta.get("chunks") or 0)
+        self.postings_budget = POSTINGS_BUDGET
         if info.meta.get("total_terms") is not None:
             self.average_terms = int(info.meta["total_terms"]) / max(self.chunk_count, 1)
         else:
@@ -186,7 +191,8 @@ class ManagedLayout(Layout):
             present.sort(key=lambda term: frequencies[term])
         if not present:
             return KeywordResult([], weights, True)
-        scored, postings = within_budget(present, frequencies)
+        budget = self.postings_budget
+        scored, postings = within_budget(present, frequencies, budget)
         clauses, params = sql_conditions(filters)
         bm25 = sql.SQL(f"q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / %s))")
         # Rank on the postings alone, then read (and filter) only the best of them. Filters that
@@ -194,12 +200,12 @@ class ManagedLayout(Layout):
         ranked_limit = limit * 8 if filters.narrows else limit * 2
         where = sql.SQL("WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
         if self.packed:
-            term_postings, budget = packing.term_postings(self.tables), [
-                POSTINGS_BUDGET, packing.arrays_for(POSTINGS_BUDGET), POSTINGS_BUDGET, POSTINGS_BUDGET]
+            term_postings, limits = packing.term_postings(self.tables), [
+                budget, packing.arrays_for(budget), budget, budget]
         else:  # an index of an earlier schema, until its next index run
             term_postings, budget = sql.SQL(
                 "SELECT chunk_id, tf, dl FROM {} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s").format(
-                self.tables.sql("postings")), [POSTINGS_BUDGET]
+                self.tables.sql("postings")), [budget]
         # A packed chunk deleted since the last packing has no row in chunks: the join drops it. Equal scores
         # are ordered by chunk, so that rows and packed arrays, which list a term's equals in another order, agree.
         query = sql.SQL(
@@ -210,14 +216,14 @@ class ManagedLayout(Layout):
             ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC, s.chunk_id LIMIT %s").format(
             columns=self._LEG_COLUMNS, bm25=bm25, term_postings=term_postings, chunks=self.tables.sql("chunks"),
             where=where)
-        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], *budget, ranked_limit,
+        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], *limits, ranked_limit,
                 *params, limit]
         rows = conn.execute(query, args).fetchall()
-        exhausted = len(rows) < limit and ranked_limit >= min(postings, POSTINGS_BUDGET)
+        exhausted = len(rows) < limit and ranked_limit >= min(postings, budget)
         total_weight = sum(weights.values())
         candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
                       for id_, filename, score, weight in rows]
-        sampled = {term: (POSTINGS_BUDGET, frequencies[term]) for term in scored if frequencies[term] > POSTINGS_BUDGET}
+        sampled = {term: (budget, frequencies[term]) for term in scored if frequencies[term] > budget}
         return KeywordResult(candidates, weights, exhausted, sampled)
 
     def fusion_signals(self, conn, vector, ids) -> dict[int, tuple]:
@@ -295,13 +301,13 @@ def layout_for(info: IndexInfo, memories_root: Path, remote: bool = False) -> La
     return (ManagedLayout if info.tables is not None else CocoIndexLayout)(info, memories_root, remote)
 
 
-def within_budget(rarest_first: list[str], frequencies: dict[str, int]) -> tuple[list[str], int]:
+def within_budget(rarest_first: list[str], frequencies: dict[str, int], budget: int) -> tuple[list[str], int]:
     """The terms the keyword leg reads and their postings: the rarest first, until their postings add up to
     the budget (the commonest terms, which carry the least weight, are left out of long queries over large
     indexes); the rarest always, however many chunks hold it."""
     scored, postings = [], 0
     for term in rarest_first:
-        if scored and postings + frequencies[term] > POSTINGS_BUDGET:
+        if scored and postings + frequencies[term] > budget:
             break
         scored.append(term)
         postings += frequencies[term]
