@@ -203,7 +203,7 @@ class ManagedLayout(Layout):
             term_postings, limits = packing.term_postings(self.tables), [
                 budget, packing.arrays_for(budget), budget, budget]
         else:  # an index of an earlier schema, until its next index run
-            term_postings, budget = sql.SQL(
+            term_postings, limits = sql.SQL(
                 "SELECT chunk_id, tf, dl FROM {} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s").format(
                 self.tables.sql("postings")), [budget]
         # A packed chunk deleted since the last packing has no row in chunks: the join drops it. Equal scores
