@@ -108,6 +108,16 @@ def test_a_second_indexer_waits_or_exits(env, memories, database):
     assert json.loads(out)["skipped"] == 1
 
 
+def _until_its_server_session_ends(database) -> None:
+    """Wait until no other session works on the server: the killed client's ends once its last command has."""
+    deadline = time.monotonic() + 30
+    with psycopg.connect(database, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                           "AND pid <> pg_backend_pid() AND state <> 'idle'").fetchone()[0]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
 @pytest.mark.crash
 def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, database):
     marker = memories.root.parent.name
@@ -126,6 +136,7 @@ def test_a_killed_run_loses_nothing_and_the_next_run_completes(env, memories, da
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    _until_its_server_session_ends(database)  # a COMMIT the run had sent still lands after the kill
     partial = _rows_per_file(database, memories)  # all 40 when the kill lands while embedding
     assert len(partial) > 0
     assert all(promised == present for promised, present in partial.values())  # no file half-written
