@@ -239,7 +239,7 @@ class Scale:
             conn.execute(self.sql("VACUUM ANALYZE {files}, {terms}"))
             grown = round(time.perf_counter() - started, 1)
             packed = None
-            if packing.due(conn, self.tables):  # as the end of an index run does
+            if packing.due(conn, self.tables, chunks):  # as the end of an index run does
                 started = time.perf_counter()
                 packing.pack(conn, self.tables, say=lambda message: self.say("  " + message))
                 index_writer.vacuum(conn, self.tables)
