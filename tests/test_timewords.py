@@ -557,6 +557,16 @@ def _readings(norm: str, today: datetime.date, rules) -> list[tuple]:
     return [(hit.start, hit.end, hit.since, hit.until, hit.kind) for hit in timewords._find_hits(norm, today, rules)]
 
 
+def test_words_no_rule_reads_as_a_time_do_not_count_against_the_dates_a_query_may_name():
+    # Found by the property below (seed 2488948418): 64 lowercase "march" with no day, which every rule but
+    # the month's turns down, pushed every rule past MAX_CANDIDATES while the rules the query needs were not.
+    norm = "march先々週lastlastlast" * 63 + "march先々週"
+    every_rule = [(timewords._compiled(pattern), handler) for _, pattern, handler in timewords._RULES]
+    today = datetime.date(2026, 12, 1)
+    assert len(_readings(norm, today, every_rule)) == timewords.MAX_CANDIDATES
+    assert _readings(norm, today, timewords._rules_for(norm)) == _readings(norm, today, every_rule)
+
+
 @PROPERTY
 @given(st.one_of(_hostile(), st.text(max_size=200)), _TODAYS)
 @_seeded

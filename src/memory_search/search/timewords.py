@@ -48,8 +48,8 @@ def find_time(query: str, today: datetime.date) -> TimeWindow | None:
     )
 
 
-# A query in which more than this many expressions look like dates (a pasted log, a list of dates) names
-# no window: it is searched as text. It bounds the work of a query of any length.
+# A query in which more than this many expressions read as dates (a pasted log, a list of dates) names
+# no window: it is searched as text. With the query's length (retrieval.MAX_QUERY_CHARS), it bounds the work.
 MAX_CANDIDATES = 64
 
 
@@ -669,25 +669,30 @@ class _Hit:
 
 def _find_hits(norm: str, today: datetime.date, rules) -> list[_Hit]:
     """Every rule's matches; where they overlap, the leftmost then the longest wins. A day the calendar does
-    not have (2025年2月29日) takes every reading that overlaps it along; more than MAX_CANDIDATES matches
-    (accepted or not) and the query names no time: nothing."""
+    not have (2025年2月29日) takes every reading that overlaps it along; more than MAX_CANDIDATES matches that
+    read as a time (a day the calendar lacks included) and the query names no time: nothing. Matches a rule's
+    handler turns down do not count, so that the rules left out for a query (_rules_for), whose matches all
+    would be turned down, change nothing."""
     found = []
     no_such_days = []
     candidates = 0
     for pattern, handler in rules:
         for m in pattern.finditer(norm):
-            candidates += 1
-            if candidates > MAX_CANDIDATES:
-                return []
             try:
                 span = handler(m, today, norm)
             except _NoSuchDay:
+                candidates += 1
+                if candidates > MAX_CANDIDATES:
+                    return []
                 no_such_days.append((m.start(), m.end()))
                 continue
             except (ValueError, OverflowError):  # 13月, day 32, or a date beyond year 1..9999
                 continue
             if span is None:
                 continue
+            candidates += 1
+            if candidates > MAX_CANDIDATES:
+                return []
             start, end = m.start(), m.end()
             if span.kind == "date":  # take in a weekday that restates the date
                 after = _compiled(_WEEKDAY_AFTER_DATE).match(norm, end)
