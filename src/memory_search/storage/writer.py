@@ -378,6 +378,13 @@ def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float
 def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
     """Put a rebuilt index in the place of the live one in one transaction: a search sees one or the other."""
     with conn.transaction():
+        # Every live table locked first, the chunks last: a search's statement locks the keyword tables before
+        # the chunks, so taking them in this order (not one by one as they are dropped) cannot deadlock with it.
+        order = [name for name in live.all + live.retired if name != live.chunks] + [live.chunks]
+        present = [name for name in order if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]]
+        if present:
+            conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(
+                sql.SQL(", ").join(sql.Identifier(name) for name in present)))
         for name in live.all + live.retired:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(name)))
         for built, name in zip(building.all, live.all):
