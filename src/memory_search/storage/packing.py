@@ -30,13 +30,12 @@ CHUNK_ID, TF, DL = (sql.SQL("e >> 30"), sql.SQL("((e >> 20) & 1023)::integer"), 
 _PACKABLE = sql.SQL(f"chunk_id <= {MAX_CHUNK_ID} AND tf <= {MAX_TF} AND dl <= {MAX_DL}")
 
 # The packed chunks deleted since the last packing, with the terms they held. Schema 5 kept every packed
-# chunk's terms instead, by number (LEGACY_CHUNKS: 300 bytes a chunk); its next index run moves the dead ones.
+# chunk's terms instead, by number (300 bytes a chunk); its next index run moves the dead ones.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {packed} (term text NOT NULL, seq integer NOT NULL, entries bigint[] NOT NULL,
                                      PRIMARY KEY (term, seq));
 CREATE TABLE IF NOT EXISTS {packed_dead} (chunk_id bigint PRIMARY KEY, terms text[] NOT NULL);
 """
-LEGACY_CHUNKS = "packed_chunks"
 _UPGRADE = """
 INSERT INTO {packed_dead} (chunk_id, terms) SELECT d.chunk_id, array_agg(t.term) FROM {legacy} d
     CROSS JOIN LATERAL unnest(d.term_ids) AS u(id) JOIN {terms} t ON t.id = u.id WHERE d.dead GROUP BY d.chunk_id
@@ -55,7 +54,7 @@ def create_tables(conn, tables: ManagedTables) -> None:
     """The packed tables; on an index of schema 5, its dead chunks moved to the table of this one."""
     names = _names(tables)
     conn.execute(sql.SQL(SCHEMA).format(**names))
-    legacy = f"{tables.prefix}__{LEGACY_CHUNKS}"
+    legacy = tables.schema5_packed_chunks
     if conn.execute("SELECT to_regclass(%s)", (legacy,)).fetchone()[0]:
         conn.execute(sql.SQL(_UPGRADE).format(legacy=sql.Identifier(legacy), **names))
 
@@ -84,8 +83,7 @@ def arrays_for(postings: int) -> int:
 def all_postings(tables: ManagedTables, meta: dict) -> sql.Composed:
     """Every live posting (term, chunk_id, tf, dl), rows and packed, for a check that reads them all."""
     if meta.get("schema_version") == "5":  # until its next index run
-        dead = sql.SQL("SELECT chunk_id FROM {} WHERE dead").format(
-            sql.Identifier(f"{tables.prefix}__{LEGACY_CHUNKS}"))
+        dead = sql.SQL("SELECT chunk_id FROM {} WHERE dead").format(sql.Identifier(tables.schema5_packed_chunks))
     else:
         dead = sql.SQL("SELECT chunk_id FROM {}").format(tables.sql("packed_dead"))
     return sql.SQL(

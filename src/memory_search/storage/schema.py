@@ -98,9 +98,14 @@ class ManagedTables:
                 self.links)
 
     @property
+    def schema5_packed_chunks(self) -> str:
+        """Schema 5's terms of every packed chunk, replaced by packed_dead (packing.create_tables)."""
+        return f"{self.prefix}__packed_chunks"
+
+    @property
     def retired(self) -> tuple[str, ...]:
         """Tables of an earlier schema that its upgrade replaced, dropped with the index where still there."""
-        return (f"{self.prefix}__packed_chunks",)
+        return (self.schema5_packed_chunks,)
 
     def sql(self, name: str) -> sql.Identifier:
         """sql.Identifier of one table: tables.sql("chunks")."""
