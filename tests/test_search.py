@@ -318,6 +318,29 @@ def test_a_hit_in_a_conversation_shows_the_turn_before_its_window_and_the_turn_a
     text = (memories.root / "wiki/baking.md").read_text(encoding="utf-8").split("\n")
     assert "Paragraph" in text[page["start_line"] - 1] and text[page["end_line"] - 1].strip()
 
+
+def test_a_hit_in_a_conversation_of_long_turns_still_shows_the_turn_before_and_after(env, memories):
+    # A long turn ends a window and is too long to open the next one: windows then meet without sharing a turn.
+    filler = "and we talked it over at length, the way friends do when there is time "
+    turns = []
+    for i in range(6):
+        turns.append(f"**Ann**: short question {i} about the weather, {filler * 2}".rstrip())
+        turns.append(f"**Bob**: long answer {i} about the weather, {filler * 7}".rstrip())
+    turns[4] = "**Ann**: What did you bake for the potluck, " + filler * 2
+    path = memories.session("2026-05-03", "200000", "Ann and Bob", "# Ann and Bob, 3 May 2026\n\n" + "\n".join(turns))
+    index(env, memories)
+    from memory_search.indexing.chunking import chunk_markdown
+
+    lines = path.read_text(encoding="utf-8").split("\n")
+    body_start = lines.index("# Ann and Bob, 3 May 2026") + 1
+    windows = chunk_markdown("\n".join(lines[body_start - 1:]), body_start)
+    (window,) = [window for window in windows if "potluck" in window.text]
+    assert all(before.end_line < after.start_line for before, after in zip(windows, windows[1:]))  # none shared
+    (hit,) = search(env, memories, "potluck", "--mode", "keyword", "--top", "1")
+    assert (hit["start_line"], hit["end_line"]) == (window.start_line - 1, window.end_line + 1)
+    assert lines[hit["start_line"] - 1].startswith("**Bob**: long answer 1")
+    assert lines[hit["end_line"] - 1].startswith("**Ann**: short question 3")
+
     with memory_search.open(memories_dir=str(memories.root)) as opened:
         (found,) = opened.search("potluck", top=1, mode="keyword")
     assert found.chunk_text == "\n".join(lines[found.start_line - 1:found.end_line]).strip()

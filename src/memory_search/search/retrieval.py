@@ -334,28 +334,34 @@ class Searcher:
 
     def _add_exchange(self, hits: list[tuple[Hit, str]]) -> None:
         """Widen each hit in a conversation by the turn before its window and the turn after it: a question's
-        answer is most often the reply to the turns it matched, or what they reply to. A chunk is a window of a
-        conversation where the chunk next to it shares turns with it (no other chunks overlap). hits: each with
-        the file name the index knows it by."""
-        talk = [(hit, filename) for hit, filename in hits if hit.chunk_index is not None
-                and hit.start_line is not None and len(turn_spans(hit.chunk_text, hit.start_line)) > 1]
-        wanted = [(filename, hit.chunk_index + step) for hit, filename in talk for step in (-1, 1)]
+        answer is most often the reply to the turns it matched, or what they reply to. The chunk next to a
+        window is the window before or after it: it shares turns with it, or, where a turn too long to share
+        ended the window, meets it (a blank line between at most) and so the hit opens or closes on a turn.
+        hits: each with the file name the index knows it by."""
+        talk = [(hit, filename, spans) for hit, filename in hits if hit.chunk_index is not None
+                and hit.start_line is not None
+                and len(spans := turn_spans(hit.chunk_text, hit.start_line)) > 1]
+        wanted = [(filename, hit.chunk_index + step) for hit, filename, _ in talk for step in (-1, 1)]
         near = self.layout.neighbours(self.conn, wanted) if wanted else {}
-        for hit, filename in talk if near else ():
+        for hit, filename, spans in talk if near else ():
             before = near.get((filename, hit.chunk_index - 1))
             after = near.get((filename, hit.chunk_index + 1))
             lines = hit.chunk_text.split("\n")
-            if before is not None and hit.start_line <= before[2] and before[1] < hit.start_line:
+            if before is not None and before[1] < hit.start_line and (
+                    hit.start_line <= before[2] or (spans[0][0] == hit.start_line and hit.start_line - before[2] <= 2)):
                 turns = [span for span in turn_spans(before[0], before[1]) if span[1] < hit.start_line]
                 if turns:
                     first = turns[-1][0]
-                    lines = before[0].split("\n")[first - before[1]:hit.start_line - before[1]] + lines
+                    between = before[0].split("\n")[first - before[1]:hit.start_line - before[1]]
+                    lines = between + [""] * (hit.start_line - first - len(between)) + lines
                     hit.start_line = first
-            if after is not None and after[1] <= hit.end_line < after[2]:
+            if after is not None and hit.end_line < after[2] and (
+                    after[1] <= hit.end_line or (spans[-1][1] == hit.end_line and after[1] - hit.end_line <= 2)):
                 turns = [span for span in turn_spans(after[0], after[1]) if span[0] > hit.end_line]
-                if turns:
+                if turns and (after[1] <= hit.end_line or turns[0][0] == after[1]):  # not past a heading
                     last = turns[0][1]
-                    lines += after[0].split("\n")[hit.end_line + 1 - after[1]:last + 1 - after[1]]
+                    lines += [""] * (after[1] - hit.end_line - 1)
+                    lines += after[0].split("\n")[max(hit.end_line + 1 - after[1], 0):last + 1 - after[1]]
                     hit.end_line = last
             hit.chunk_text = "\n".join(lines)
 
