@@ -9,8 +9,9 @@ from dataclasses import dataclass
 CHUNKER_VERSION = "2"
 MAX_CHARS = 1000  # about the 512 tokens multilingual-e5 reads, for Japanese text
 # A conversation (lines that open with a speaker's name: "**Ann**: ...", "Ann: ...", "田中：...") is chunked into
-# smaller windows of whole turns, each after the first starting with the last turns of the one before, so every
-# turn is read with the turns around it: a question about one exchange matches the window that holds it.
+# smaller windows of whole turns, each after the first starting with the last turns of the one before (up to half
+# a window: a longer last turn is not carried, and the windows meet there), so every turn is read with the turns
+# around it: a question about one exchange matches the window that holds it.
 DIALOGUE_CHARS = 800  # at most; never more than the chunk size asked for, and the overlap is half a window
 MIN_TURNS = 4  # a conversation has at least this many turns, and fewer speakers than half of them
 
