@@ -341,6 +341,23 @@ def test_a_hit_in_a_conversation_of_long_turns_still_shows_the_turn_before_and_a
     assert lines[hit["start_line"] - 1].startswith("**Bob**: long answer 1")
     assert lines[hit["end_line"] - 1].startswith("**Ann**: short question 3")
 
+
+def test_a_hit_on_a_page_of_key_value_lines_keeps_its_chunks_lines(env, memories):
+    # "Key: value" lines open lines as turns do, but by as many keys as lines: no conversation to widen.
+    body = ("# Plan\n\n" + "We planned the season's gatherings together. " * 15 + "\n\nNote: the first list\nOwner: Ann"
+            + "\n\nStatus: potluck planning is done\nDue: Friday\n" + "Everyone brings a dish to share. " * 25)
+    path = memories.write("wiki/plan.md", body, title="Plan")
+    index(env, memories)
+    from memory_search.indexing.chunking import chunk_markdown
+
+    lines = path.read_text(encoding="utf-8").split("\n")
+    body_start = lines.index("# Plan") + 1
+    (chunk,) = [chunk for chunk in chunk_markdown("\n".join(lines[body_start - 1:]), body_start)
+                if "potluck" in chunk.text]
+    assert lines[chunk.start_line - 1].startswith("Status:") and lines[chunk.start_line - 3].startswith("Owner:")
+    (hit,) = search(env, memories, "potluck", "--mode", "keyword", "--top", "1")
+    assert (hit["start_line"], hit["end_line"]) == (chunk.start_line, chunk.end_line)
+
     with memory_search.open(memories_dir=str(memories.root)) as opened:
         (found,) = opened.search("potluck", top=1, mode="keyword")
     assert found.chunk_text == "\n".join(lines[found.start_line - 1:found.end_line]).strip()

@@ -126,8 +126,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     talk: list[tuple[int, int, str]] = []  # the turns of the conversation being read: (start, end, speaker)
 
     def end_of_talk():
-        speakers = {speaker for _, _, speaker in talk}
-        if len(talk) >= MIN_TURNS and len(speakers) * 2 <= len(talk):
+        if _is_talk([speaker for _, _, speaker in talk]):
             blocks.extend(_Block(start, end, turn=True) for start, end, _ in talk)
         else:  # a few "Key: value" lines, not a conversation: paragraphs as they were
             for start, end, _ in talk:
@@ -189,6 +188,17 @@ def turn_spans(text: str, first_line: int) -> list[tuple[int, int]]:
             end -= 1
         spans.append((first_line + start, first_line + end))
     return spans
+
+
+def reads_as_conversation(text: str) -> bool:
+    """Whether the turns that open lines of `text` make a conversation, as the chunker reads one."""
+    return _is_talk([speaker for line in text.split("\n") if (speaker := _speaker(line))])
+
+
+def _is_talk(speakers: list[str]) -> bool:
+    """Turns by these speakers, in order, are a conversation: at least MIN_TURNS of them, by fewer speakers than
+    half the turns (a few "Key: value" lines are not)."""
+    return len(speakers) >= MIN_TURNS and len(set(speakers)) * 2 <= len(speakers)
 
 
 def _speaker(line: str) -> str | None:

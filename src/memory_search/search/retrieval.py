@@ -14,7 +14,7 @@ from .filters import Filters
 from ..directory.records import Record
 from .snippets import snippet
 from .twins import own_language_first
-from ..indexing.chunking import turn_spans
+from ..indexing.chunking import reads_as_conversation, turn_spans
 from ..indexing.tokens import tokenize
 
 # learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).
@@ -336,8 +336,9 @@ class Searcher:
         """Widen each hit in a conversation by the turn before its window and the turn after it: a question's
         answer is most often the reply to the turns it matched, or what they reply to. The chunk next to a
         window is the window before or after it: it shares turns with it, or, where a turn too long to share
-        ended the window, meets it (a blank line between at most) and so the hit opens or closes on a turn.
-        hits: each with the file name the index knows it by."""
+        ended the window, meets it (a blank line between at most), the hit opening or closing on a turn and the
+        two reading as one conversation (chunks of other text never share lines). hits: each with the file name
+        the index knows it by."""
         talk = [(hit, filename, spans) for hit, filename in hits if hit.chunk_index is not None
                 and hit.start_line is not None
                 and len(spans := turn_spans(hit.chunk_text, hit.start_line)) > 1]
@@ -347,16 +348,18 @@ class Searcher:
             before = near.get((filename, hit.chunk_index - 1))
             after = near.get((filename, hit.chunk_index + 1))
             lines = hit.chunk_text.split("\n")
-            if before is not None and before[1] < hit.start_line and (
-                    hit.start_line <= before[2] or (spans[0][0] == hit.start_line and hit.start_line - before[2] <= 2)):
+            if before is not None and before[1] < hit.start_line and (hit.start_line <= before[2] or (
+                    spans[0][0] == hit.start_line and hit.start_line - before[2] <= 2
+                    and reads_as_conversation(before[0] + "\n" + hit.chunk_text))):
                 turns = [span for span in turn_spans(before[0], before[1]) if span[1] < hit.start_line]
                 if turns:
                     first = turns[-1][0]
                     between = before[0].split("\n")[first - before[1]:hit.start_line - before[1]]
                     lines = between + [""] * (hit.start_line - first - len(between)) + lines
                     hit.start_line = first
-            if after is not None and hit.end_line < after[2] and (
-                    after[1] <= hit.end_line or (spans[-1][1] == hit.end_line and after[1] - hit.end_line <= 2)):
+            if after is not None and hit.end_line < after[2] and (after[1] <= hit.end_line or (
+                    spans[-1][1] == hit.end_line and after[1] - hit.end_line <= 2
+                    and reads_as_conversation("\n".join(lines) + "\n" + after[0]))):
                 turns = [span for span in turn_spans(after[0], after[1]) if span[0] > hit.end_line]
                 if turns and (after[1] <= hit.end_line or turns[0][0] == after[1]):  # not past a heading
                     last = turns[0][1]
