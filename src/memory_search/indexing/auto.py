@@ -86,26 +86,39 @@ def _first_results(settings: Settings, search, warn, status):
     deadline = time.monotonic() + FIRST_WAIT
     while True:
         time.sleep(0.5)
+        # Counted before searching: a file the run writes in between is then in the answer, not only the count.
+        held = _held(status) if status else None
         try:
             found = search()
         except IndexMissing:
-            if time.monotonic() < deadline:
-                continue
+            found = None
+        else:
+            # The run makes the index's tables before it has written a file: an empty answer from them is no answer.
+            if found or not _still_empty(held):
+                warn(f"the index of {settings.memories_root} is being built"
+                     + (f": {held['waiting']} file(s) still to index" if held and held["waiting"] else "")
+                     + "; these are the first results, search again for all of them")
+                return found
+        if time.monotonic() >= deadline:
             raise IndexMissing(f"no index of {settings.memories_root} yet: "
                                + ("building it in the background now" if started else "it is being built")
-                               + "; search again in a minute") from None
-        waiting = _waiting(status) if status else None
-        warn(f"the index of {settings.memories_root} is being built"
-             + (f": {waiting} file(s) still to index" if waiting else "")
-             + "; these are the first results, search again for all of them")
-        return found
+                               + "; search again in a minute")
 
 
-def _waiting(status) -> int | None:
+def _held(status) -> dict | None:
+    """How many chunks the index can answer with (those with their embedding) and how many files still wait for
+    it (None: not known yet); None when that cannot be told."""
     try:
-        return status()["pending"]["new"]
-    except Exception:  # a count for a message: never worth failing the search
+        found = status()
+        return {"searchable": found["embedded"], "waiting": found["pending"]["new"]}
+    except IndexMissing:
+        return {"searchable": 0, "waiting": None}
+    except Exception:  # a count for a message and a wait: never worth failing the search
         return None
+
+
+def _still_empty(held: dict | None) -> bool:
+    return held is not None and not held["searchable"] and held["waiting"] != 0
 
 
 def catch_up(settings: Settings, behind) -> None:
