@@ -348,18 +348,14 @@ class Searcher:
             before = near.get((filename, hit.chunk_index - 1))
             after = near.get((filename, hit.chunk_index + 1))
             lines = hit.chunk_text.split("\n")
-            if before is not None and before[1] < hit.start_line and (hit.start_line <= before[2] or (
-                    spans[0][0] == hit.start_line and hit.start_line - before[2] <= 2
-                    and reads_as_conversation(before[0] + "\n" + hit.chunk_text))):
+            if before is not None and _continues(before, hit, spans, hit.chunk_text, after=False):
                 turns = [span for span in turn_spans(before[0], before[1]) if span[1] < hit.start_line]
                 if turns:
                     first = turns[-1][0]
                     between = before[0].split("\n")[first - before[1]:hit.start_line - before[1]]
                     lines = between + [""] * (hit.start_line - first - len(between)) + lines
                     hit.start_line = first
-            if after is not None and hit.end_line < after[2] and (after[1] <= hit.end_line or (
-                    spans[-1][1] == hit.end_line and after[1] - hit.end_line <= 2
-                    and reads_as_conversation("\n".join(lines) + "\n" + after[0]))):
+            if after is not None and _continues(after, hit, spans, "\n".join(lines), after=True):
                 turns = [span for span in turn_spans(after[0], after[1]) if span[0] > hit.end_line]
                 if turns and (after[1] <= hit.end_line or turns[0][0] == after[1]):  # not past a heading
                     last = turns[0][1]
@@ -564,3 +560,21 @@ def _coverages(candidates: list[Candidate]) -> list[float]:
     for index in reversed(range(min(len(coverages), FUSION_DEPTH))):
         best = coverages[index] = max(best, coverages[index])
     return coverages
+
+
+def _continues(neighbour: tuple[str, int, int], hit: Hit, spans: list[tuple[int, int]], text: str,
+               after: bool) -> bool:
+    """Whether the chunk beside a conversation hit, (text, first line, last line), continues the hit's
+    conversation on that side: it reaches beyond the hit and shares lines with it, or meets it (a blank line
+    between at most) where the hit opens (closes) on a turn and the two, `text` being the hit's, read as one
+    conversation. `spans`: the hit's turns."""
+    words, first, last = neighbour
+    if after:
+        beyond, shares = hit.end_line < last, first <= hit.end_line
+        meets = spans[-1][1] == hit.end_line and first - hit.end_line <= 2
+        joined = text + "\n" + words
+    else:
+        beyond, shares = first < hit.start_line, hit.start_line <= last
+        meets = spans[0][0] == hit.start_line and hit.start_line - last <= 2
+        joined = words + "\n" + text
+    return beyond and (shares or meets and reads_as_conversation(joined))
