@@ -99,6 +99,18 @@ def test_chunks_cover_every_line_of_text_in_order(lines, first_line):
 
 @seeded
 @FAST
+@given(st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Zs", "Cc", "Zl", "Zp"),
+                                      exclude_characters="。、"), min_size=1, max_size=40), min_size=1, max_size=400),
+       st.sampled_from([" ", "  ", "\u3000"]))
+def test_a_line_longer_than_a_chunk_is_cut_between_its_words(words, space):
+    line = space.join(words) + " filler" * (MAX_CHARS // 7)  # longer than a chunk, whatever the words
+    chunks = chunk_markdown(line)
+    assert all(len(chunk.text) <= MAX_CHARS and (chunk.start_line, chunk.end_line) == (1, 1) for chunk in chunks)
+    assert " ".join(chunk.text for chunk in chunks).split() == line.split()
+
+
+@seeded
+@FAST
 @given(st.text(max_size=200), st.text(max_size=60))
 def test_marks_are_ordered_disjoint_spans_inside_the_text(text, query):
     from memory_search.search.snippets import marks

@@ -342,6 +342,36 @@ def test_a_hit_in_a_conversation_of_long_turns_still_shows_the_turn_before_and_a
     assert lines[hit["end_line"] - 1].startswith("**Ann**: short question 3")
 
 
+def test_a_conversation_hit_widened_by_its_neighbours_is_its_files_lines_and_holds_what_matched(env, memories, rng):
+    # Random chats: short and long turns (some too long to share a window, some longer than one), Japanese and
+    # English, a heading or a blank line now and then; every turn carries a word of its own to search for.
+    words = ["we talked it over", "話し合いました", "at length", "ゆっくりと", "the weather", "週末の予定"]
+    markers, paths = {}, []
+    for chat in range(4):
+        speakers, lines = rng.sample(["**Ann**", "**Bob**", "**Kei**", "Aiko", "- **Tom**"], 2), []
+        for turn in range(rng.randrange(8, 30)):
+            marker = f"zq{chat}x{turn}w"
+            text = " ".join(rng.choice(words) for _ in range(rng.choice([3, 10, 40, 90])))
+            lines.append(f"{speakers[turn % 2]}: {text} {marker}" if rng.random() < 0.5 else
+                         f"{speakers[turn % 2]}: {marker} {text}")
+            markers[marker] = chat
+            if rng.random() < 0.25:
+                lines.append(rng.choice(["", "", "## Later that day", "(a pause)"]))
+        paths.append(memories.session("2026-05-0" + str(chat + 1), "200000", f"Chat {chat}",
+                                      f"# Chat {chat}\n\n" + "\n".join(lines)))
+    index(env, memories)
+    with memory_search.open(memories_dir=str(memories.root)) as library:
+        for marker in rng.sample(sorted(markers), min(40, len(markers))):
+            (hit,) = library.search(marker, top=1, mode="keyword")
+            lines = Path(hit.path).read_text(encoding="utf-8").split("\n")
+            # The file's lines from the hit's first to its last, blank ones at the end aside; a line longer than a
+            # window is cut to the window's part of it.
+            shown, held = hit.chunk_text.rstrip().split("\n"), "\n".join(lines[hit.start_line - 1:hit.end_line])
+            assert len(shown) == len(held.rstrip().split("\n"))
+            assert all(part.strip() in line for part, line in zip(shown, held.split("\n")))
+            assert marker in hit.chunk_text and hit.path == str(paths[markers[marker]])
+
+
 def test_a_hit_on_a_page_of_key_value_lines_keeps_its_chunks_lines(env, memories):
     # "Key: value" lines open lines as turns do, but by as many keys as lines: no conversation to widen.
     body = ("# Plan\n\n" + "We planned the season's gatherings together. " * 15 + "\n\nNote: the first list\nOwner: Ann"

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 # Bump when chunk boundaries or embedded text change: an index built by another version is refused.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 MAX_CHARS = 1000  # about the 512 tokens multilingual-e5 reads, for Japanese text
 # A conversation (lines that open with a speaker's name: "**Ann**: ...", "Ann: ...", "田中：...") is chunked into
 # smaller windows of whole turns, each after the first starting with the last turns of the one before (up to half
@@ -217,9 +217,9 @@ def _emit(lines, start, end, heading, first_line, chunks, max_chars):
     if len(text) <= max_chars:
         chunks.append(Chunk(text, first_line + start, first_line + end, heading))
         return
-    if start == end:  # one long line: split by characters
-        for offset in range(0, len(text), max_chars):
-            chunks.append(Chunk(text[offset:offset + max_chars], first_line + start, first_line + end, heading))
+    if start == end:  # one long line: split between words
+        chunks.extend(Chunk(piece, first_line + start, first_line + end, heading)
+                      for piece in _pieces(text, max_chars))
         return
     piece_start, size = start, 0
     for i in range(start, end + 1):
@@ -229,6 +229,21 @@ def _emit(lines, start, end, heading, first_line, chunks, max_chars):
             piece_start, size = i, 0
         size += line_size
     _emit(lines, piece_start, end, heading, first_line, chunks, max_chars)
+
+
+def _pieces(text: str, max_chars: int) -> list[str]:
+    """A line longer than max_chars in pieces of at most that, each cut at the last space or after the last
+    Japanese comma or full stop in its second half, or at max_chars where there is none (unspaced Japanese), so
+    that no word is cut in two."""
+    pieces, offset = [], 0
+    while len(text) - offset > max_chars:
+        cut = next((i + (not text[offset + i].isspace()) for i in range(max_chars, max_chars // 2, -1)
+                    if text[offset + i].isspace() or i < max_chars and text[offset + i] in "。、"), max_chars)
+        pieces.append(text[offset:offset + cut].rstrip())
+        offset += cut
+        while offset < len(text) and text[offset].isspace():
+            offset += 1
+    return pieces + [text[offset:]] if offset < len(text) else pieces
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
