@@ -86,15 +86,16 @@ def _first_results(settings: Settings, search, warn, status):
     deadline = time.monotonic() + FIRST_WAIT
     while True:
         time.sleep(0.5)
-        # Counted before searching: a file the run writes in between is then in the answer, not only the count.
-        held = _held(status) if status else None
         try:
             found = search()
         except IndexMissing:
             found = None
-        else:
+        if found is not None:
             # The run makes the index's tables before it has written a file: an empty answer from them is no answer.
+            held = _held(status) if status else None
             if found or not _still_empty(held):
+                if not found:
+                    found = search()  # files written after that search looked are in the count: look again
                 warn(f"the index of {settings.memories_root} is being built"
                      + (f": {held['waiting']} file(s) still to index" if held and held["waiting"] else "")
                      + "; these are the first results, search again for all of them")
