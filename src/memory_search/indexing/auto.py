@@ -110,8 +110,8 @@ def _held(status) -> dict | None:
     """How many chunks the index can answer with (those with their embedding) and how many files still wait for
     it (None: not known yet); None when that cannot be told."""
     try:
-        found = status()
-        return {"searchable": found["embedded"], "waiting": found["pending"]["new"]}
+        counts = status()
+        return {"searchable": counts["embedded"], "waiting": counts["pending"]["new"]}
     except IndexMissing:
         return {"searchable": 0, "waiting": None}
     except Exception:  # a count for a message and a wait: never worth failing the search

@@ -237,8 +237,14 @@ def _pieces(text: str, max_chars: int) -> list[str]:
     that no word is cut in two."""
     pieces, offset = [], 0
     while len(text) - offset > max_chars:
-        cut = next((i + (not text[offset + i].isspace()) for i in range(max_chars, max_chars // 2, -1)
-                    if text[offset + i].isspace() or i < max_chars and text[offset + i] in "。、"), max_chars)
+        cut = max_chars
+        for i in range(max_chars, max_chars // 2, -1):  # the character after the window may be the space
+            if text[offset + i].isspace():
+                cut = i
+                break
+            if i < max_chars and text[offset + i] in "。、":
+                cut = i + 1
+                break
         pieces.append(text[offset:offset + cut].rstrip())
         offset += cut
         while offset < len(text) and text[offset].isspace():

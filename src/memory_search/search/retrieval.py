@@ -568,13 +568,13 @@ def _continues(neighbour: tuple[str, int, int], hit: Hit, spans: list[tuple[int,
     conversation on that side: it reaches beyond the hit and shares lines with it, or meets it (a blank line
     between at most) where the hit opens (closes) on a turn and the two, `text` being the hit's, read as one
     conversation. `spans`: the hit's turns."""
-    words, first, last = neighbour
+    beside, first, last = neighbour
     if after:
         beyond, shares = hit.end_line < last, first <= hit.end_line
         meets = spans[-1][1] == hit.end_line and first - hit.end_line <= 2
-        joined = text + "\n" + words
+        joined = text + "\n" + beside
     else:
         beyond, shares = first < hit.start_line, hit.start_line <= last
         meets = spans[0][0] == hit.start_line and hit.start_line - last <= 2
-        joined = words + "\n" + text
+        joined = beside + "\n" + text
     return beyond and (shares or meets and reads_as_conversation(joined))
