@@ -428,6 +428,26 @@ def test_a_word_in_more_chunks_than_the_budget_is_read_for_the_chunks_where_it_w
     assert f"{tables.prefix}__postings_by_term" in kept and f"{tables.prefix}__postings_term" not in kept
 
 
+def test_terms_the_budget_leaves_out_still_order_the_chunks_the_rarest_terms_found(env, memories, monkeypatch):
+    # Over a large index the keyword leg reads the rarest terms' postings first and leaves the commonest out
+    # (layouts.POSTINGS_BUDGET); the chunks it found are then scored by all the query's terms, so the one that
+    # holds them all comes before a shorter one that holds only the rare term.
+    from memory_search.search import layouts
+
+    for number in range(10):
+        memories.write(f"wiki/plates-{number}.md", f"# Note {number}\n\nThe plates are in cupboard {number}.\n")
+    for number in range(3):
+        memories.write(f"wiki/kettle-{number}.md", f"# Kettle {number}\n\nThe kettle is on shelf {number}.\n")
+    memories.write("wiki/boiler.md", "# Boiler\n\nDescale the boiler.\n")
+    memories.write("wiki/kettle-care.md", "# Care\n\nDescale the kettle with vinegar, then rinse it.\n")
+    index(env, memories)
+    assert names(search(env, memories, "descale kettle", "--mode", "keyword"))[:2] == ["kettle-care.md", "boiler.md"]
+    monkeypatch.setattr(layouts, "POSTINGS_BUDGET", 2)  # "descale" is in 2 chunks, "kettle" in 4: left out
+    hits = search(env, memories, "descale kettle", "--mode", "keyword")
+    assert names(hits) == ["kettle-care.md", "boiler.md"]
+    assert hits[0]["score"] > hits[1]["score"]
+
+
 def test_a_few_days_of_an_index_with_a_vector_graph_are_ranked_exactly_without_it(env, memories, database):
     # A date range of few chunks is read by the dates b-tree and ranked exactly (layouts.EXACT_DATED_CHUNKS):
     # the graph's walk passes chunks of other dates and may miss some of the nearest (tools/bench_scale.py).

@@ -18,10 +18,11 @@ from pathlib import Path
 from psycopg import sql
 
 from ..embedding import vector_literal
+from ..indexing.tokens import chunk_terms
 from .filters import Filters, matches, sql_conditions
 from ..directory.files import read_record, relative_path
 from ..directory.records import Record
-from .retrieval import Candidate, KeywordResult
+from .retrieval import FUSION_DEPTH, Candidate, KeywordResult
 from ..storage import packing
 from ..storage.schema import IndexInfo, check_versions, identifier
 
@@ -31,12 +32,17 @@ BM25_K1, BM25_B = 1.2, 0.75
 # this many are read: the chunks that hold it most often, the shortest first among equals, where BM25's best
 # for it lie. The sum of the scores then stays in memory and a query of common words fast: at a million
 # chunks, p95 35-40 ms and nothing spilled to disk at 50,000, where 100,000 took 61-96 ms and spilled.
-# Scaled to leave out what it would at a million (tools/eval.py --budget-at), 20,000 cost keyword search
-# 0.11 nDCG@10 on two development sets, 50,000 0.03-0.05 (references/scale.md).
+# Scaled to leave out what it would at a million (tools/eval.py --budget-at), 50,000 cost keyword search
+# 0.03-0.05 nDCG@10 on two development sets until the chunks found were scored by all the query's terms
+# (RESCORED_CANDIDATES), at most 0.008 since (references/scale.md).
 POSTINGS_BUDGET = 50_000
 # A long query (a pasted page) is searched by its rarest terms the index holds, at most this many: they carry
 # most of its BM25 weight, and the coverage and ceiling of the relevance score then refer to what was searched.
 MAX_QUERY_TERMS = 32
+# The best candidates of a keyword leg that left terms out, or read some in part, are scored again by all the
+# query's terms, counted in their own text: the budget then bounds which chunks are found, not how they are
+# ordered. As many as a hybrid search fuses, so that the scores fusion compares are all of one kind.
+RESCORED_CANDIDATES = FUSION_DEPTH
 HNSW_EF_SEARCH = 100
 # A date range that holds at most this many chunks is read whole by the dates b-tree and ranked exactly,
 # instead of walking the vector graph for chunks that pass it: at a million chunks 13,000 of them take about
@@ -224,7 +230,29 @@ class ManagedLayout(Layout):
         candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
                       for id_, filename, score, weight in rows]
         sampled = {term: (budget, frequencies[term]) for term in scored if frequencies[term] > budget}
+        if len(scored) < len(present) or sampled:
+            candidates = self._scored_by_all(conn, candidates, {term: weights[term] for term in present},
+                                             total_weight)
         return KeywordResult(candidates, weights, exhausted, sampled)
+
+    def _scored_by_all(self, conn, candidates: list[Candidate], weights: dict[str, float],
+                       total_weight: float) -> list[Candidate]:
+        """The best candidates (RESCORED_CANDIDATES) scored again by every term in `weights`, each counted in
+        the chunk's title and text as the indexer counted it, and put in that order; the others follow."""
+        best, rest = candidates[:RESCORED_CANDIDATES], candidates[RESCORED_CANDIDATES:]
+        rows = conn.execute(sql.SQL("SELECT id, title, chunk_text, term_count FROM {} WHERE id = ANY(%s)").format(
+            self.tables.sql("chunks")), ([candidate.id for candidate in best],)).fetchall()
+        average = self.average_terms or 1.0
+        rescored = []
+        for id_, title, text, length in rows:
+            counts = chunk_terms(title or "", text)
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+            found = [term for term in weights if counts[term]]
+            score = sum(weights[term] * counts[term] * (BM25_K1 + 1) / (counts[term] + norm) for term in found)
+            rescored.append((id_, score, min(1.0, sum(weights[term] for term in found) / total_weight)))
+        by_id = {candidate.id: candidate for candidate in best}
+        rescored.sort(key=lambda row: (-row[1], row[0]))
+        return [replace(by_id[id_], score=score, coverage=coverage) for id_, score, coverage in rescored] + rest
 
     def fusion_signals(self, conn, vector, ids) -> dict[int, tuple]:
         """What the learned fusion needs of chunks one leg left out (see relevance.py), in one light round
