@@ -446,6 +446,9 @@ def test_terms_the_budget_leaves_out_still_order_the_chunks_the_rarest_terms_fou
     hits = search(env, memories, "descale kettle", "--mode", "keyword")
     assert names(hits) == ["kettle-care.md", "boiler.md"]
     assert hits[0]["score"] > hits[1]["score"]
+    explained = run_script("search", "descale kettle", "--mode", "keyword", "--explain", env=env, memories=memories,
+                           check=True).stdout
+    assert "keywords: kettl (in 4 chunks) left out, counted only in the chunks the rarer terms found" in explained
 
 
 def test_a_few_days_of_an_index_with_a_vector_graph_are_ranked_exactly_without_it(env, memories, database):

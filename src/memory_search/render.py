@@ -68,8 +68,12 @@ def _read_text(legs: dict) -> str:
             shown = ", ".join(_line(term) for term in terms[:8]) + (", ..." if len(terms) > 8 else "")
             parts.append(f"keywords: the {len(terms)} rarest of {read['keywords']['of']} terms ({shown})")
         for term, counts in (read["keywords"].get("sampled") or {}).items():
-            parts.append(f"keywords: {_line(term)} in {counts['read']:,} of its {counts['of']:,} chunks, those that "
-                         "hold it most often")
+            if counts["read"]:
+                parts.append(f"keywords: {_line(term)} in {counts['read']:,} of its {counts['of']:,} chunks, those "
+                             "that hold it most often")
+            else:
+                parts.append(f"keywords: {_line(term)} (in {counts['of']:,} chunks) left out, counted only in the "
+                             "chunks the rarer terms found")
     return f"; read {'; '.join(parts)}" if parts else ""
 
 

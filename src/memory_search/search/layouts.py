@@ -229,8 +229,10 @@ class ManagedLayout(Layout):
         total_weight = sum(weights.values())
         candidates = [Candidate(id_, filename, "", float(score), coverage=min(1.0, weight / total_weight))
                       for id_, filename, score, weight in rows]
-        sampled = {term: (budget, frequencies[term]) for term in scored if frequencies[term] > budget}
-        if len(scored) < len(present) or sampled:
+        read = set(scored)
+        sampled = {term: (min(budget, frequencies[term]) if term in read else 0, frequencies[term])
+                   for term in present if term not in read or frequencies[term] > budget}
+        if sampled:
             candidates = self._scored_by_all(conn, candidates, {term: weights[term] for term in present},
                                              total_weight)
         return KeywordResult(candidates, weights, exhausted, sampled)

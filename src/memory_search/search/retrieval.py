@@ -191,7 +191,8 @@ class KeywordResult:
     candidates: list[Candidate]
     weights: dict[str, float]  # query term -> BM25 query weight (IDF x count)
     exhausted: bool  # no more candidates exist beyond these
-    # term -> (postings read, postings it has): a term in more chunks than the leg reads (layouts.POSTINGS_BUDGET)
+    # term -> (postings read, postings it has): a term in more chunks than the leg reads (layouts.POSTINGS_BUDGET),
+    # or one it left out (none read)
     sampled: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
