@@ -451,6 +451,23 @@ def test_terms_the_budget_leaves_out_still_order_the_chunks_the_rarest_terms_fou
     assert "keywords: kettl (in 4 chunks) left out, counted only in the chunks the rarer terms found" in explained
 
 
+def test_a_japanese_query_the_budget_cuts_short_keeps_the_order_of_the_terms_read_and_says_so(
+        env, memories, monkeypatch):
+    # Counting Japanese words takes Sudachi milliseconds a chunk, too long for a hundred chunks at each search.
+    from memory_search.search import layouts
+
+    for number in range(3):
+        memories.write(f"wiki/kaigi-{number}.md", f"# 議事録 {number}\n\n会議は水曜日です。\n")
+    memories.write("wiki/yosan.md", "# 予算\n\n予算の会議は木曜日です。\n")
+    memories.write("wiki/keihi.md", "# 経費\n\n予算を見直す。\n")
+    index(env, memories)
+    monkeypatch.setattr(layouts, "POSTINGS_BUDGET", 2)  # "予算" is in 2 chunks, "会議" in 4: left out
+    explained = run_script("search", "予算 会議", "--mode", "keyword", "--explain", env=env, memories=memories,
+                           check=True).stdout
+    assert "keywords: 会議 (in 4 chunks) left out, not counted" in explained
+    assert set(names(search(env, memories, "予算 会議", "--mode", "keyword"))) == {"yosan.md", "keihi.md"}
+
+
 def test_a_few_days_of_an_index_with_a_vector_graph_are_ranked_exactly_without_it(env, memories, database):
     # A date range of few chunks is read by the dates b-tree and ranked exactly (layouts.EXACT_DATED_CHUNKS):
     # the graph's walk passes chunks of other dates and may miss some of the nearest (tools/bench_scale.py).

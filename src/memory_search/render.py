@@ -72,8 +72,9 @@ def _read_text(legs: dict) -> str:
                 parts.append(f"keywords: {_line(term)} in {counts['read']:,} of its {counts['of']:,} chunks, those "
                              "that hold it most often")
             else:
-                parts.append(f"keywords: {_line(term)} (in {counts['of']:,} chunks) left out, counted only in the "
-                             "chunks the rarer terms found")
+                counted = ("counted only in the chunks the rarer terms found" if read["keywords"].get("scored_by_all")
+                           else "not counted")
+                parts.append(f"keywords: {_line(term)} (in {counts['of']:,} chunks) left out, {counted}")
     return f"; read {'; '.join(parts)}" if parts else ""
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from psycopg import sql
 
 from ..embedding import vector_literal
-from ..indexing.tokens import chunk_terms
+from ..indexing.tokens import counted_terms, is_japanese
 from .filters import Filters, matches, sql_conditions
 from ..directory.files import read_record, relative_path
 from ..directory.records import Record
@@ -33,8 +33,8 @@ BM25_K1, BM25_B = 1.2, 0.75
 # for it lie. The sum of the scores then stays in memory and a query of common words fast: at a million
 # chunks, p95 35-40 ms and nothing spilled to disk at 50,000, where 100,000 took 61-96 ms and spilled.
 # Scaled to leave out what it would at a million (tools/eval.py --budget-at), 50,000 cost keyword search
-# 0.03-0.05 nDCG@10 on two development sets until the chunks found were scored by all the query's terms
-# (RESCORED_CANDIDATES), at most 0.008 since (references/scale.md).
+# 0.03-0.05 nDCG@10 on two development sets; scoring the chunks found by all the query's terms
+# (RESCORED_CANDIDATES) took English back within noise (references/scale.md).
 POSTINGS_BUDGET = 50_000
 # A long query (a pasted page) is searched by its rarest terms the index holds, at most this many: they carry
 # most of its BM25 weight, and the coverage and ceiling of the relevance score then refer to what was searched.
@@ -232,22 +232,26 @@ class ManagedLayout(Layout):
         read = set(scored)
         sampled = {term: (min(budget, frequencies[term]) if term in read else 0, frequencies[term])
                    for term in present if term not in read or frequencies[term] > budget}
-        if sampled:
+        # Japanese words are counted by Sudachi, milliseconds a chunk: a query that holds one keeps the order
+        # of the terms read.
+        rescored = bool(sampled) and not any(is_japanese(term) for term in present)
+        if rescored:
             candidates = self._scored_by_all(conn, candidates, {term: weights[term] for term in present},
                                              total_weight)
-        return KeywordResult(candidates, weights, exhausted, sampled)
+        return KeywordResult(candidates, weights, exhausted, sampled, rescored)
 
     def _scored_by_all(self, conn, candidates: list[Candidate], weights: dict[str, float],
                        total_weight: float) -> list[Candidate]:
-        """The best candidates (RESCORED_CANDIDATES) scored again by every term in `weights`, each counted in
-        the chunk's title and text as the indexer counted it, and put in that order; the others follow."""
+        """The best candidates (RESCORED_CANDIDATES) scored again by every term in `weights` (Latin words and
+        Korean bigrams), each counted in the chunk's title and text as the indexer counted it, and put in that
+        order; the others follow."""
         best, rest = candidates[:RESCORED_CANDIDATES], candidates[RESCORED_CANDIDATES:]
         rows = conn.execute(sql.SQL("SELECT id, title, chunk_text, term_count FROM {} WHERE id = ANY(%s)").format(
             self.tables.sql("chunks")), ([candidate.id for candidate in best],)).fetchall()
         average = self.average_terms or 1.0
         rescored = []
         for id_, title, text, length in rows:
-            counts = chunk_terms(title or "", text)
+            counts = counted_terms(title or "", text, weights)
             norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
             found = [term for term in weights if counts[term]]
             score = sum(weights[term] * counts[term] * (BM25_K1 + 1) / (counts[term] + norm) for term in found)

@@ -194,6 +194,7 @@ class KeywordResult:
     # term -> (postings read, postings it has): a term in more chunks than the leg reads (layouts.POSTINGS_BUDGET),
     # or one it left out (none read)
     sampled: dict[str, tuple[int, int]] = field(default_factory=dict)
+    rescored: bool = False  # the best candidates were scored again by every term (layouts.RESCORED_CANDIDATES)
 
 
 @dataclass
@@ -228,6 +229,7 @@ class Searcher:
         self.warn = warn
         self.leave = leave
         self.keyword_sampled: dict[str, tuple[int, int]] = {}  # what the last keyword leg read in part
+        self.keyword_rescored = False  # and whether it scored its best candidates again by every term
 
     def mode_for(self, request: SearchRequest) -> str:
         if request.mode is None:
@@ -267,6 +269,7 @@ class Searcher:
             if self.keyword_sampled:
                 read["keywords"]["sampled"] = {term: {"read": count, "of": total}
                                                for term, (count, total) in self.keyword_sampled.items()}
+                read["keywords"]["scored_by_all"] = self.keyword_rescored
         for hit in hits if read else ():
             hit.legs["read"] = read
         return hits
@@ -299,7 +302,7 @@ class Searcher:
                 keyword = first_keyword or self.layout.keyword(self.conn, terms, request.filters, fetch)
                 first_keyword = None
                 legs["keyword"], term_weights = keyword.candidates, keyword.weights
-                self.keyword_sampled = keyword.sampled
+                self.keyword_sampled, self.keyword_rescored = keyword.sampled, keyword.rescored
                 exhausted = exhausted and keyword.exhausted
             signals = _leg_signals(legs, term_weights)
             mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
