@@ -16,7 +16,7 @@ from memory_search.errors import ParameterError
 from memory_search.search.filters import matches, parse_where, Filters
 from memory_search.directory.files import BadMemory, split_frontmatter
 from memory_search.directory.records import make_record
-from memory_search.indexing.tokens import tokenize
+from memory_search.indexing.tokens import chunk_terms, counted_terms, is_japanese, tokenize
 from memory_search.search.twins import own_language_first, page_and_language
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,6 +55,23 @@ def test_tokenizing_is_the_same_after_nfkc_and_never_fails(text):
     tokens = tokenize(text)
     assert tokens == tokenize(unicodedata.normalize("NFKC", text))
     assert all(token and not token.isspace() for token in tokens)
+
+
+mixed_text = st.lists(st.one_of(st.text(max_size=30), st.sampled_from(
+    ["Kettle", "kettles", "DESCALE", "don’t", "naïve", "ｆｕｌｌ", "한국어", "서울에서", "会議は水曜日", "予算", "R&D",
+     "e-mail", "２０２６年", " ", "\n", "\u3000", "。", "'"])), max_size=40).map("".join)
+
+
+@seeded
+@FAST
+@given(st.text(max_size=40), mixed_text, st.lists(st.text(min_size=1, max_size=6), max_size=4))
+def test_a_chunks_latin_and_korean_terms_are_counted_as_the_indexer_counts_them(title, text, others):
+    # The keyword leg scores its best candidates again by counting the query's terms without Sudachi.
+    indexed = chunk_terms(title, text)
+    wanted = [term for term in [*indexed, *others] if not is_japanese(term)]
+    counted = counted_terms(title, text, wanted)
+    assert all(counted[term] == indexed[term] for term in wanted if term in indexed)
+    assert set(counted) <= set(wanted)
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
