@@ -251,7 +251,8 @@ class ManagedLayout(Layout):
         average = self.average_terms or 1.0
         rescored = []
         for id_, title, text, length in rows:
-            counts = counted_terms(title or "", text, weights)
+            # A record of a title alone is one chunk whose text is the title, counted once.
+            counts = counted_terms("" if text == title else title or "", text, weights)
             norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
             found = [term for term in weights if counts[term]]
             score = sum(weights[term] * counts[term] * (BM25_K1 + 1) / (counts[term] + norm) for term in found)
