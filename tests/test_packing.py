@@ -7,6 +7,7 @@ import psycopg
 import pytest
 
 from conftest import index, names, run_script, search
+from memory_search.search import layouts
 from memory_search.storage import packing
 from memory_search.storage.schema import ManagedTables
 
@@ -51,7 +52,12 @@ def _verified(env, memories) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_a_packed_index_finds_the_same_records_with_the_same_scores(env, memories, database):
+@pytest.mark.parametrize("budget", [None, 2])
+def test_a_packed_index_finds_the_same_records_with_the_same_scores(env, memories, database, monkeypatch, budget):
+    # With a budget of 2 postings the terms are read for the chunks that hold them most, sorted; without one each
+    # is read whole, unsorted. Either way rows and packed arrays give the same hits.
+    if budget is not None:
+        monkeypatch.setattr(layouts, "POSTINGS_BUDGET", budget)
     _write(memories)
     index(env, memories)
     before = {query: _keyword(env, memories, query) for query in QUERIES}

@@ -217,13 +217,14 @@ class ManagedLayout(Layout):
         query = sql.SQL(
             "SELECT {columns}, s.score, s.weight FROM ("
             "SELECT p.chunk_id, sum({bm25}) AS score, sum(q.w) AS weight "
-            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w) CROSS JOIN LATERAL ({term_postings}) p "
+            "FROM unnest(%s::text[], %s::float8[], %s::boolean[]) AS q(t, w, whole) "
+            "CROSS JOIN LATERAL ({term_postings}) p "
             "GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
             ") s JOIN {chunks} c ON c.id = s.chunk_id {where} ORDER BY s.score DESC, s.chunk_id LIMIT %s").format(
             columns=self._LEG_COLUMNS, bm25=bm25, term_postings=term_postings, chunks=self.tables.sql("chunks"),
             where=where)
-        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored], *limits, ranked_limit,
-                *params, limit]
+        args = [self.average_terms or 1.0, scored, [weights[term] for term in scored],
+                [frequencies[term] <= budget for term in scored], *limits, ranked_limit, *params, limit]
         rows = conn.execute(query, args).fetchall()
         exhausted = len(rows) < limit and ranked_limit >= min(postings, budget)
         total_weight = sum(weights.values())

@@ -64,14 +64,19 @@ def _names(tables: ManagedTables) -> dict[str, sql.Identifier]:
 
 
 def term_postings(tables: ManagedTables) -> sql.Composed:
-    """The best postings of one term (q.t), rows and packed together, at most %s of them; parameters: the
-    limit, the packed arrays to read, the limit again (twice)."""
+    """The postings of one term (q.t), rows and packed together: where q.whole (the term is in no more chunks
+    than the limit) all of them, in no order, since sorting them would change nothing; else its best, at most
+    %s. Parameters: the limit, the packed arrays to read, the limit again (twice)."""
     return sql.SQL(
-        "SELECT chunk_id, tf, dl FROM ("
-        "(SELECT chunk_id, tf, dl FROM {postings} WHERE term = q.t ORDER BY tf DESC, dl LIMIT %s) UNION ALL "
+        "(SELECT chunk_id, tf, dl FROM {postings} WHERE q.whole AND term = q.t) UNION ALL "
+        "(SELECT {chunk_id}, {tf}, {dl} FROM {packed} b CROSS JOIN LATERAL unnest(b.entries) AS u(e) "
+        "WHERE q.whole AND b.term = q.t) UNION ALL "
+        "(SELECT chunk_id, tf, dl FROM ("
+        "(SELECT chunk_id, tf, dl FROM {postings} WHERE NOT q.whole AND term = q.t ORDER BY tf DESC, dl LIMIT %s) "
+        "UNION ALL "
         "(SELECT {chunk_id}, {tf}, {dl} FROM {packed} b CROSS JOIN LATERAL unnest(b.entries) WITH ORDINALITY "
-        "AS u(e, n) WHERE b.term = q.t AND b.seq < %s ORDER BY b.seq, u.n LIMIT %s)"
-        ") best ORDER BY tf DESC, dl LIMIT %s").format(
+        "AS u(e, n) WHERE NOT q.whole AND b.term = q.t AND b.seq < %s ORDER BY b.seq, u.n LIMIT %s)"
+        ") best ORDER BY tf DESC, dl LIMIT %s)").format(
         postings=tables.sql("postings"), packed=tables.sql("packed"), chunk_id=CHUNK_ID, tf=TF, dl=DL)
 
 
