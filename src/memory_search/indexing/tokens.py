@@ -105,16 +105,19 @@ def _bigrams(run: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Tokens in order, with repeats."""
-    tokens: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
+    return list(_tokens(unicodedata.normalize("NFKC", text).lower()))
+
+
+def _tokens(folded: str, japanese: bool = True):
+    """The tokens of NFKC-folded, lowercased text, in order; its Japanese words (Sudachi's) only if `japanese`."""
+    for match in _TOKEN.finditer(folded):
         run = match.group()
         if not _is_cjk(run[0]):
-            tokens.append(_stem(run.replace("’", "'")))
+            yield _stem(run.replace("’", "'"))
         elif _within(run, (_HANGUL,)):
-            tokens.extend(_bigrams(run))
-        else:
-            tokens.extend(japanese_words(run))
-    return tokens
+            yield from _bigrams(run)
+        elif japanese:
+            yield from japanese_words(run)
 
 
 def term_frequencies(text: str) -> Counter:
@@ -135,16 +138,8 @@ def counted_terms(title: str, text: str, terms) -> Counter:
     """How often each of `terms`, Latin words and Korean bigrams, occurs in a chunk's title and text, as
     chunk_terms() counts them, without Sudachi: its Japanese words take milliseconds a chunk."""
     wanted = set(terms)
-    counts: Counter = Counter()
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", title + "\n" + text).lower()):
-        run = match.group()
-        if not _is_cjk(run[0]):
-            word = _stem(run.replace("\u2019", "'"))
-            if word in wanted:
-                counts[word] += 1
-        elif _within(run, (_HANGUL,)):
-            counts.update(bigram for bigram in _bigrams(run) if bigram in wanted)
-    return counts
+    folded = unicodedata.normalize("NFKC", title + "\n" + text).lower()
+    return Counter(token for token in _tokens(folded, japanese=False) if token in wanted)
 
 
 def token_spans(text: str) -> list[tuple[int, int, str]]:
