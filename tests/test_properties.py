@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from conftest import seeded
 
-from memory_search.indexing.chunking import MAX_CHARS, chunk_markdown, turn_spans
+from memory_search.text.chunking import MAX_CHARS, chunk_markdown, turn_spans
 from memory_search.errors import ParameterError
 from memory_search.search.filters import matches, parse_where, Filters
 from memory_search.directory.files import BadMemory, split_frontmatter
 from memory_search.directory.records import make_record
-from memory_search.indexing.tokens import chunk_terms, counted_terms, is_japanese, tokenize
+from memory_search.text.tokens import chunk_terms, counted_terms, is_japanese, tokenize
 from memory_search.search.twins import own_language_first, page_and_language
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

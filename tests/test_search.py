@@ -301,7 +301,7 @@ def test_a_hit_in_a_conversation_shows_the_turn_before_its_window_and_the_turn_a
     memories.write("wiki/baking.md", "# Baking\n\n" + "\n\n".join(f"Paragraph {i} on bread. " * 30 for i in range(6)),
                    title="Baking")
     index(env, memories)
-    from memory_search.indexing.chunking import chunk_markdown
+    from memory_search.text.chunking import chunk_markdown
 
     lines = path.read_text(encoding="utf-8").split("\n")
     body_start = lines.index("# Ann and Bob, 3 May 2026") + 1
@@ -329,7 +329,7 @@ def test_a_hit_in_a_conversation_of_long_turns_still_shows_the_turn_before_and_a
     turns[4] = "**Ann**: What did you bake for the potluck, " + filler * 2
     path = memories.session("2026-05-03", "200000", "Ann and Bob", "# Ann and Bob, 3 May 2026\n\n" + "\n".join(turns))
     index(env, memories)
-    from memory_search.indexing.chunking import chunk_markdown
+    from memory_search.text.chunking import chunk_markdown
 
     lines = path.read_text(encoding="utf-8").split("\n")
     body_start = lines.index("# Ann and Bob, 3 May 2026") + 1
@@ -378,7 +378,7 @@ def test_a_hit_on_a_page_of_key_value_lines_keeps_its_chunks_lines(env, memories
             + "\n\nStatus: potluck planning is done\nDue: Friday\n" + "Everyone brings a dish to share. " * 25)
     path = memories.write("wiki/plan.md", body, title="Plan")
     index(env, memories)
-    from memory_search.indexing.chunking import chunk_markdown
+    from memory_search.text.chunking import chunk_markdown
 
     lines = path.read_text(encoding="utf-8").split("\n")
     body_start = lines.index("# Plan") + 1

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory_search.indexing.chunking import DIALOGUE_CHARS, MAX_CHARS, chunk_markdown
+from memory_search.text.chunking import DIALOGUE_CHARS, MAX_CHARS, chunk_markdown
 from memory_search.directory.files import split_frontmatter
-from memory_search.indexing.tokens import tokenize
+from memory_search.text.tokens import tokenize
 
 
 def test_japanese_is_split_into_content_words_so_a_word_matches_inside_a_compound():
@@ -70,7 +70,7 @@ def test_japanese_tokenizing_in_many_threads_at_once_gives_the_same_words():
     words = ["検索", "資料", "附属", "棚", "置く", "結果", "シュミレーション", "記録", "会議", "要約", "の", "を", "に"]
     rng = random.Random(7)
     texts = ["".join(rng.choice(words) for _ in range(400)) for _ in range(64)]  # long runs, none alike
-    from memory_search.indexing.tokens import japanese_words
+    from memory_search.text.tokens import japanese_words
 
     alone = [tokenize(text) for text in texts]
     japanese_words.cache_clear()  # every thread analyses its texts again

@@ -81,7 +81,7 @@ FIRST_INDEX_WORD = "quillnavarre"  # the generated vocabulary's syllables cannot
 
 def embedding_texts(root: Path) -> list[str]:
     """What the indexer would send to the model for the memories under `root`."""
-    from memory_search.indexing.chunking import chunk_markdown, embedding_text
+    from memory_search.text.chunking import chunk_markdown, embedding_text
     from memory_search.directory.files import discover, read_memory
 
     texts = []
@@ -402,7 +402,7 @@ class Bench:
         from memory_search.search.layouts import layout_for
         from memory_search.render import hits_markdown
         from memory_search.storage.schema import find_index
-        from memory_search.indexing.tokens import tokenize
+        from memory_search.text.tokens import tokenize
 
         def median_ms(action, times: int = 20) -> float:
             samples = []

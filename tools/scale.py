@@ -365,7 +365,7 @@ class Scale:
         queries wrote temporary files (sorted or hashed on disk), read from EXPLAIN (ANALYZE, BUFFERS)."""
         from collections import Counter
 
-        from memory_search.indexing.tokens import tokenize
+        from memory_search.text.tokens import tokenize
         from memory_search.search.filters import Filters
         from memory_search.search.retrieval import FUSION_DEPTH
 

@@ -113,7 +113,7 @@ def load_sets(abstain: Path, eval_dir: Path, sample: int, others: int) -> list[d
 
 
 def chunk_texts(doc: dict) -> list[str]:
-    from memory_search.indexing.chunking import chunk_markdown, embedding_text
+    from memory_search.text.chunking import chunk_markdown, embedding_text
 
     chunks = chunk_markdown(doc.get("text") or "")
     return [embedding_text(doc.get("title") or "", chunk) for chunk in chunks] or [doc.get("title") or ""]

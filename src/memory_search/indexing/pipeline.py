@@ -15,15 +15,15 @@ import hashlib
 from dataclasses import dataclass, field
 
 from ..storage import packing, writer
-from .chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
+from ..text.chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
 from ..embedding import Embedder, ModelSpec, vector_literal
 from ..storage.embedding_cache import cache_embeddings, cached_embeddings
 from ..errors import first_line
-from ..search.links import Link, extract_links
+from ..text.links import Link, extract_links
 from ..directory.files import BadMemory, Memory
 from ..directory.records import Record
 from ..storage.schema import ManagedTables
-from .tokens import chunk_terms, term_frequencies
+from ..text.tokens import chunk_terms, term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy
 MAX_CHUNKS_PER_FILE = 2_000  # about 2 MB of text; a larger file is refused with the reason

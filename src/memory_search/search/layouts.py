@@ -18,7 +18,7 @@ from pathlib import Path
 from psycopg import sql
 
 from ..embedding import vector_literal
-from ..indexing.tokens import counted_terms, is_japanese
+from ..text.tokens import counted_terms, is_japanese
 from .filters import Filters, matches, sql_conditions
 from ..directory.files import read_record, relative_path
 from ..directory.records import Record

@@ -14,8 +14,8 @@ from .filters import Filters
 from ..directory.records import Record
 from .snippets import snippet
 from .twins import own_language_first
-from ..indexing.chunking import reads_as_conversation, turn_spans
-from ..indexing.tokens import tokenize
+from ..text.chunking import reads_as_conversation, turn_spans
+from ..text.tokens import tokenize
 
 # learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).
 FUSIONS = ("learned", "rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")

@@ -39,7 +39,7 @@ def snippet(text: str, weights: dict[str, float], limit: int = SNIPPET_CHARS) ->
 def marks(text: str, query: str) -> list[tuple[int, int]]:
     """Where the words of `text` that the query's words match stand in it: (start, end) character offsets,
     in order, not overlapping; the same tokens as the keyword search (a stem, a Japanese word's normal form)."""
-    from ..indexing.tokens import token_spans, tokenize
+    from ..text.tokens import token_spans, tokenize
 
     wanted = set(tokenize(query))
     found: list[tuple[int, int]] = []

@@ -14,15 +14,15 @@ from pathlib import Path
 
 from psycopg import sql
 
-from ..indexing.chunking import CHUNKER_VERSION
+from ..text.chunking import CHUNKER_VERSION
 from ..embedding import ModelSpec
 from .embedding_cache import create_cache
 from . import packing
-from ..search.links import Link, add_links, create_table as create_links_table, forget_links
+from ..text.links import Link, add_links, create_table as create_links_table, forget_links
 from ..directory.records import KINDS, Record
 from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
-from ..indexing.tokens import TOKENIZER_VERSION, chunk_terms
+from ..text.tokens import TOKENIZER_VERSION, chunk_terms
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL);
