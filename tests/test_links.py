@@ -7,7 +7,8 @@ import json
 import psycopg
 
 from conftest import index, run_script
-from memory_search.text.links import edges, extract_links
+from memory_search.storage.links import edges
+from memory_search.text.links import extract_links
 from memory_search.storage.schema import ManagedTables
 
 

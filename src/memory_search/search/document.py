@@ -27,7 +27,7 @@ class Document:
 def document(memories, path: str) -> Document:
     """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index."""
     from ..errors import MemorySearchError
-    from ..text.links import edges
+    from ..storage.links import edges
     from ..storage.schema import ManagedTables
 
     passage = memories.read(path, 1, None, limit=DOCUMENT_LIMIT)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from psycopg import sql
 
 from .filters import Filters, matches
-from ..text.links import counts, edges
+from ..storage.links import counts, edges
 from ..directory.records import Record, make_record
 from ..storage.schema import ManagedTables, no_index, read_meta
 

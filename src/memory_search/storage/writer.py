@@ -18,7 +18,8 @@ from ..text.chunking import CHUNKER_VERSION
 from ..embedding import ModelSpec
 from .embedding_cache import create_cache
 from . import packing
-from ..text.links import Link, add_links, create_table as create_links_table, forget_links
+from ..text.links import Link
+from .links import add_links, create_table as create_links_table, forget_links
 from ..directory.records import KINDS, Record
 from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of

@@ -1,4 +1,5 @@
-"""Links between memories: extracted while indexing, stored per source file, resolved when read.
+"""Links between memories: how they are written, and extracted while indexing (storage/links.py stores and
+resolves them).
 
 Recognized in a memory's body (not inside code: fenced or indented blocks, or inline code):
   [[Note]]  [[Note|alias]]  [[Note#heading]]  [[folder/Note]]  ![[embed]]  [text](../wiki/page.md)
@@ -20,9 +21,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from psycopg import sql
-
-from ..storage.schema import ManagedTables
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
@@ -142,102 +140,3 @@ def _markdown_link(destination: str, folder: str, line: int) -> Link | None:
 def _name(path: str) -> str:
     name = posixpath.basename(path)
     return (name[:-3] if name.lower().endswith(".md") else name).lower()
-
-
-# --- the links table -------------------------------------------------------------------------------
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS {links} (
-    source text NOT NULL REFERENCES {files} (filename) ON DELETE CASCADE,
-    kind text NOT NULL,
-    line integer NOT NULL,
-    target text NOT NULL,
-    target_path text,
-    target_name text NOT NULL
-);
-CREATE INDEX IF NOT EXISTS {links_source} ON {links} (source);
-CREATE INDEX IF NOT EXISTS {links_path} ON {links} (target_path);
-CREATE INDEX IF NOT EXISTS {links_name} ON {links} (target_name);
-CREATE INDEX IF NOT EXISTS {files_lower_relpath} ON {files} (lower(relpath));
-"""
-
-
-def _names(tables: ManagedTables) -> dict:
-    return {"links": tables.sql("links"), "files": tables.sql("files"),
-            **{name: sql.Identifier(f"{tables.prefix}__{name}")
-               for name in ("links_source", "links_path", "links_name", "files_lower_relpath")}}
-
-
-def create_table(conn, tables: ManagedTables) -> None:
-    conn.execute(sql.SQL(_SCHEMA).format(**_names(tables)))
-
-
-def forget_links(conn, tables: ManagedTables, sources: list[str]) -> None:
-    """Drop the links of these files; run inside the transaction that replaces their chunks."""
-    conn.execute(sql.SQL("DELETE FROM {} WHERE source = ANY(%s)").format(tables.sql("links")), (sources,))
-
-
-def add_links(conn, tables: ManagedTables, links: list[tuple[str, Link]]) -> None:
-    """(source file, link) pairs, after forget_links in the same transaction."""
-    if links:
-        with conn.cursor().copy(sql.SQL("COPY {} (source, kind, line, target, target_path, target_name) FROM STDIN")
-                                .format(tables.sql("links"))) as copy:
-            for source, link in links:
-                copy.write_row((source, link.kind, link.line, link.target, link.target_path, link.target_name))
-
-
-# --- reading ---------------------------------------------------------------------------------------
-
-# One row per link with its target file: by path first, then by a file name only one file has.
-_RESOLVED = """
-WITH readable AS (
-    SELECT filename, lower(relpath) AS path,
-           lower(regexp_replace(regexp_replace(relpath, '^.*/', ''), '\\.md$', '', 'i')) AS name
-    FROM {files} WHERE error IS NULL
-), names AS (
-    SELECT name, min(filename) AS filename, count(*) AS n FROM readable GROUP BY name
-)
-SELECT l.source, coalesce(by_path.filename, CASE WHEN by_name.n = 1 THEN by_name.filename END) AS target_file,
-       l.kind, l.line, l.target, (by_path.filename IS NULL AND coalesce(by_name.n, 0) > 1) AS ambiguous
-FROM {links} l
-LEFT JOIN readable by_path ON by_path.path = l.target_path
-LEFT JOIN names by_name ON by_name.name = l.target_name
-"""
-
-
-def _resolved(tables: ManagedTables) -> sql.Composed:
-    return sql.SQL(_RESOLVED).format(files=tables.sql("files"), links=tables.sql("links"))
-
-
-def exists(conn, tables: ManagedTables) -> bool:
-    return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (tables.links,)).fetchone()[0]
-
-
-def edges(conn, tables: ManagedTables, source: str | None = None, target: str | None = None) -> list[Edge]:
-    """Resolved links, all of them or those from `source` / to `target` (absolute paths), in file order."""
-    if not exists(conn, tables):
-        return []
-    clauses, params = [], []
-    if source is not None:
-        clauses.append(sql.SQL("source = %s"))
-        params.append(source)
-    if target is not None:
-        clauses.append(sql.SQL("target_file = %s"))
-        params.append(target)
-    where = sql.SQL(" WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
-    query = sql.SQL("SELECT * FROM ({}) resolved{} ORDER BY source, line, target").format(
-        _resolved(tables), where)
-    return [Edge(*row) for row in conn.execute(query, params).fetchall()]
-
-
-def counts(conn, tables: ManagedTables) -> dict:
-    """How many links the index holds, how many resolve, and why the others do not."""
-    if not exists(conn, tables):
-        return {"links": 0, "resolved": 0, "unresolved": 0, "ambiguous": 0, "by_kind": {}}
-    rows = conn.execute(sql.SQL(
-        "SELECT kind, count(*), count(target_file), count(*) FILTER (WHERE ambiguous) FROM ({}) resolved "
-        "GROUP BY kind ORDER BY kind").format(_resolved(tables))).fetchall()
-    total = sum(row[1] for row in rows)
-    resolved = sum(row[2] for row in rows)
-    return {"links": total, "resolved": resolved, "unresolved": total - resolved,
-            "ambiguous": sum(row[3] for row in rows), "by_kind": {row[0]: row[1] for row in rows}}
