@@ -15,16 +15,9 @@ from typing import Mapping
 
 from .errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from .search.filters import SCOPES, Filters, parse_where, where_conditions
+from .search.query import MODES, require_query  # noqa: F401 (params.require_query: the faces' check)
 from .directory.recent import RECENT_KINDS
 
-MODES = ("hybrid", "semantic", "keyword")
-
-
-def require_query(query, name: str = "the query") -> str:
-    """A query a search can take, or UsageError when it is missing or blank; `name`: how the face calls it."""
-    if query is None or not require_text(query, name).strip():
-        raise UsageError(f"{name} is empty: give a few words to search for")
-    return query
 MAX_TOP = 100
 MAX_DATE_CHARS = 100  # a date's text (2026-11-20, 先週, the day before yesterday) is short; longer is no date
 

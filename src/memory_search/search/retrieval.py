@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from . import relevance
-from ..params import MODES, require_query
+from .query import MODES, require_query
 from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, quoted
 from .filters import Filters
 from ..directory.records import Record
