@@ -14,11 +14,29 @@ public modules, the only ones a face (memory_search.faces.*, scripts/*, hooks/*,
   hints                  the commands a message tells the user to run
 
 The faces among themselves: memory_search.faces.* is one face package (the command line and its plumbing,
-the warm helper, MCP, HTTP); scripts/*, hooks/* and integrations/* import it or the public modules only."""
+the warm helper, MCP, HTTP); scripts/*, hooks/* and integrations/* import it or the public modules only.
+
+The parts, in the order they may import one another (a module imports its own part and the parts before
+it, never one after it; parts of one step do not import each other):
+
+  ground      errors, hints, config: what every part may use
+  text        text/: keyword terms, chunks, link syntax; no database, no files
+  directory   directory/: the memories directory on disk
+  embedding   embedding/: the models
+  storage     storage/: PostgreSQL: connecting, the index's tables, writing them
+  indexing    indexing/: building the index  |  search  search/: searching it (indexing and search apart)
+  library     api, knowledge_base, params, render, resources, the package: the door the faces use
+  faces       faces/ (and scripts/, hooks/, integrations/)
+
+The warm path (what a shell-called script runs before the warm helper answers it, and what the plugin's
+hooks and the MCP stand-in run before the environment exists) imports the standard library only, at import
+time: faces.launch, client, helper_processes, environment, plugin, mcp_relay and mcp_tools, and every
+memory_search module they import at their top level."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from conftest import ROOT
@@ -26,6 +44,20 @@ from conftest import ROOT
 PUBLIC = {"memory_search", *(f"memory_search.{name}" for name in (
     "api", "knowledge_base", "errors", "config", "params", "render", "resources", "hints"))}
 FACES = "memory_search.faces"
+
+# The parts, first to last; a tuple holds parts of one step, which do not import each other.
+ORDER = (("ground",), ("text",), ("directory",), ("embedding",), ("storage",), ("indexing", "search"), ("library",),
+         ("faces",))
+GROUND = {"errors", "hints", "config"}
+LIBRARY = {"", "api", "knowledge_base", "params", "render", "resources"}
+# Imports against the order that stay for now, each with its reason.
+AGAINST_THE_ORDER = {
+    ("memory_search.indexing.auto", "memory_search.render"):
+        "`python -m memory_search.indexing.auto` is a background index run's entry point: it prints the run's "
+        "summary as index.py does (a face in all but its place)",
+}
+WARM_PATH = {f"{FACES}.{name}" for name in (
+    "launch", "client", "helper_processes", "environment", "plugin", "mcp_relay", "mcp_tools")}
 
 
 def _modules() -> dict[str, Path]:
@@ -134,3 +166,75 @@ def test_the_library_imports_no_face():
                for name, targets in _graph().items() if not name.startswith(FACES)}
     library = {name: targets for name, targets in library.items() if targets}
     assert not library, f"library modules importing faces: {library}"
+
+
+def part(module: str) -> str:
+    """The part a memory_search module belongs to."""
+    first = module.removeprefix("memory_search").removeprefix(".").split(".")[0]
+    if first in GROUND:
+        return "ground"
+    if first in LIBRARY:
+        return "library"
+    return first
+
+
+STEP = {name: step for step, names in enumerate(ORDER) for name in names}
+
+
+def test_every_module_belongs_to_a_part_of_the_order():
+    assert {name: part(name) for name in MODULES if part(name) not in STEP} == {}
+
+
+def test_parts_import_only_their_own_and_earlier_parts():
+    assert all((target in _graph()[name]) for name, target in AGAINST_THE_ORDER), "an exception no longer needed"
+    against = sorted(f"{name} ({part(name)}) imports {target} ({part(target)})"
+                     for name, targets in _graph().items() for target in targets
+                     if part(target) != part(name) and STEP[part(target)] >= STEP[part(name)]
+                     and (name, target) not in AGAINST_THE_ORDER)
+    assert not against, "imports against the order of parts:\n  " + "\n  ".join(against)
+
+
+def _top_level_imports(path: Path, name: str) -> set[str]:
+    """What importing the module runs: the imports outside functions and classes (module names, any package)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                found.update(f"{module}.{alias.name}" if f"{module}.{alias.name}" in MODULES else module
+                             for alias in node.names)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                for block in (node.body, getattr(node, "orelse", []), getattr(node, "finalbody", []),
+                              *(handler.body for handler in getattr(node, "handlers", []))):
+                    visit(block)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return found
+
+
+def test_the_warm_path_imports_the_standard_library_only():
+    beyond = {}
+    for start in sorted(WARM_PATH):
+        seen: set[str] = set()
+        waiting = [start]
+        while waiting:
+            module = waiting.pop()
+            parents = [".".join(module.split(".")[:end]) for end in range(1, module.count(".") + 1)]
+            for name in [module, *parents]:
+                if name in seen or name not in MODULES:
+                    continue
+                seen.add(name)
+                for target in _top_level_imports(MODULES[name], name):
+                    if target.split(".")[0] == "memory_search":
+                        waiting.append(target)
+                    elif target.split(".")[0] not in sys.stdlib_module_names and target != "__future__":
+                        beyond.setdefault(start, set()).add(f"{target} (by {name})")
+    assert WARM_PATH <= set(MODULES)
+    assert not beyond, f"warm-path modules importing beyond the standard library: {beyond}"
