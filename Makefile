@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := $(CURDIR)/examples/memories
 
-.PHONY: install lock demo test test-all lint test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time calibrate clean browser
+.PHONY: install lock demo test test-all lint docs test-langbot test-langbot-e2e langbot-plugin bench eval eval-notes eval-time calibrate clean browser
 
 # The stamp, not a file pip writes: an environment the scripts set up on first use lacks the test extra.
 # Installed from the lock (requirements/dev.txt: every package pinned with its hashes), not resolved again;
@@ -51,9 +51,16 @@ test: install
 test-all: install $(CLAUDE)
 	$(BIN)/python -m pytest --ignore=tests/langbot
 
-# The configuration is pyproject.toml's [tool.ruff].
+# ruff takes its configuration from pyproject.toml; cog checks that the reference pages' generated
+# parts (tools/reference_pages.py: each script's options, the environment variables) match the code.
+GENERATED := references/commands.md references/configuration.md
 lint: install
 	$(BIN)/ruff check src scripts tools tests integrations
+	$(BIN)/cog --check -I tools $(GENERATED)
+
+# Write the reference pages' generated parts again after changing an option or an environment variable.
+docs: install
+	$(BIN)/cog -r -I tools $(GENERATED)
 
 # The LangBot plugin: its SDK is an optional dependency group of its own.
 $(BIN)/lbp: $(INSTALLED) requirements/langbot.txt

@@ -49,6 +49,91 @@ Environment:
 
 
 @dataclass(frozen=True)
+class Variable:
+    """An environment variable the library or the scripts read (references/configuration.md is written from these)."""
+
+    name: str
+    default: str  # Markdown
+    meaning: str  # Markdown
+
+
+# Every environment variable read, in the order the configuration page lists them (a test holds the code to it).
+ENVIRONMENT = (
+    Variable("MEMORIES_DIR", "`/Volumes/memory`",
+             "The memories directory. `--memories DIR` overrides it. `~` is expanded; the path is made absolute "
+             "but symlinks are kept as given, because the managed index is named after this path."),
+    Variable("MEMORIES_DATABASE_URL", "unset",
+             "PostgreSQL URL (libpq form, e.g. `postgresql://user:pass@localhost:15432/cocoindex`). The server "
+             "needs the `vector` extension (pgvector)."),
+    Variable("COCOINDEX_DATABASE_URL", "unset",
+             "Used when `MEMORIES_DATABASE_URL` is unset, so an existing CocoIndex setup works as it is. With "
+             "neither set, the embedded server is used."),
+    Variable("MEMORIES_TABLE", "unset",
+             "search.py reads this table instead of looking for one (same as `--table`). A managed index can be "
+             "named by its prefix (`<prefix>__chunks` is tried too). Letters, digits, `_`, `$`, and one optional "
+             "`schema.` part. index.py and stats.py ignore it: they always use the managed tables of "
+             "`MEMORIES_DIR`."),
+    Variable("MEMORIES_EMBEDDING_PROVIDER", "chosen, see below",
+             "`local` or `voyage`. Anything else is a usage error (exit 2)."),
+    Variable("MEMORIES_EMBEDDING_MODEL", "`voyage-3-large`",
+             "The Voyage model; set alone, it implies the voyage provider. The local provider has one model, "
+             "`multilingual-e5-small`; naming another one together with `MEMORIES_EMBEDDING_PROVIDER=local` is a "
+             "usage error."),
+    Variable("VOYAGE_API_KEY", "unset",
+             "Voyage AI key. When set: a new index uses Voyage, and search.py reranks with `rerank-2.5` unless "
+             "`--no-rerank`."),
+    Variable("MEMORIES_VOYAGE_BASE_URL", "Voyage's public API",
+             "Another endpoint for the Voyage client (a proxy, a gateway, a test server); used for embeddings and "
+             "reranking."),
+    Variable("MEMORIES_DATA_DIR", "`$XDG_DATA_HOME/memory-search`",
+             "Where the embedded PostgreSQL keeps its data (`<dir>/postgres`)."),
+    Variable("XDG_DATA_HOME", "`~/.local/share`",
+             "Base of the default data dir."),
+    Variable("XDG_CONFIG_HOME", "`~/.config`",
+             "serve.py writes its base URL to `memory-search/endpoint` there and reads more named indexes from "
+             "`memory-search/databases.json` (http-api.md)."),
+    Variable("MEMORIES_NO_DAEMON", "unset",
+             "Any value but `0`/`false`/`no`/`off`: search.py, similar.py, recent.py and stats.py never use the "
+             "warm helper process (for search.py the same as `--no-daemon`); every call loads what it needs "
+             "itself."),
+    Variable("MEMORIES_SEARCH_LOG", "unset",
+             "Any value but `0`/`false`/`no`/`off`: search.py appends each query (query, filters, mode, top, "
+             "result count, milliseconds, UTC timestamp) as one JSON line to "
+             "`$XDG_STATE_HOME/memory-search/searches.jsonl` (mode 600). Off by default because queries can be "
+             "private; never written into the memories directory; a log that cannot be written gives a warning, "
+             "never a failed search. `stats.py --searches` summarizes it."),
+    Variable("XDG_STATE_HOME", "`~/.local/state`",
+             "Base of the search log's folder."),
+    Variable("MEMORIES_HELPER_IDLE", "`900`",
+             "Seconds an idle helper waits before it exits."),
+    Variable("XDG_RUNTIME_DIR", "unset",
+             "The warm helpers' sockets and pids go to `memory-search-<uid>/` there (else under `$TMPDIR` or "
+             "`/tmp`)."),
+    Variable("MEMORIES_AUTO_INDEX", "unset",
+             "Any value but `0`/`false`/`no`/`off` (the plugin sets `1`): a search (any face's: search.py, the MCP"
+             " `search` tool, the HTTP API, the page, a Python caller of `Memories.search`) whose index is missing"
+             " starts an index run in the background (`python -m memory_search.indexing.auto DIR`, its output in "
+             "`$XDG_STATE_HOME/memory-search/indexing/<hash>.log`), waits up to 8 s for the first files and "
+             "answers with what is searchable, saying how many files are still waiting; a search that finds one of"
+             " the newest records missing from the index, or older there, starts a catch-up run. At most one start"
+             " per memories directory a minute."),
+    Variable("MEMORIES_SETUP_HINT", "unset",
+             "What an error says after `no memories folder is set:` or `memories directory ... not found:` instead"
+             " of `set MEMORIES_DIR to your memories folder` (the plugin's says `set it with /plugin configure "
+             "memory-search@memory-search ...`)."),
+    Variable("MEMORIES_DEBUG", "unset",
+             "Environment only. Any value but `0`: an unexpected error prints a Python traceback instead of the "
+             "one-line `unexpected <Type>: ...` message."),
+    Variable("MEMORIES_VENV", "`<skill>/.venv`",
+             "Environment only. The virtual environment whose packages the scripts use (made by `make install`; "
+             "the plugin sets `${CLAUDE_PLUGIN_DATA}/venv`): in place when the calling `python3` is the version it"
+             " was built with, else by re-running under it. Set and missing, or built for another `pyproject.toml`"
+             " or lock, it is built on first use from the lock `requirements/plugin.txt` (hash-checked; with uv "
+             "when it can be had, else pip; log `memory-search-setup.log` beside it)."),
+)
+
+
+@dataclass(frozen=True)
 class Settings:
     memories_dir: Path
     database_url: str | None  # None: the embedded server
