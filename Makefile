@@ -51,11 +51,12 @@ test: install
 test-all: install $(CLAUDE)
 	$(BIN)/python -m pytest --ignore=tests/langbot
 
-# ruff takes its configuration from pyproject.toml; cog checks that the reference pages' generated
+# ruff and mypy take their configuration from pyproject.toml; cog checks that the reference pages' generated
 # parts (tools/reference_pages.py: each script's options, the environment variables) match the code.
 GENERATED := references/commands.md references/configuration.md
 lint: install
 	$(BIN)/ruff check src scripts tools tests integrations
+	$(BIN)/mypy
 	$(BIN)/cog --check -I tools $(GENERATED)
 
 # Write the reference pages' generated parts again after changing an option or an environment variable.

@@ -212,7 +212,7 @@ class Settings:
 
 
 def _truthy(value: str | None) -> bool:
-    return bool(value) and value.lower() not in ("0", "false", "no", "off")
+    return value is not None and value != "" and value.lower() not in ("0", "false", "no", "off")
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:

@@ -270,7 +270,7 @@ def _masked(console: Console, message: str) -> str:
     """Never print a secret: the configured ones by value, any password, token or key by its shape."""
     try:
         settings = Settings.from_env(console.environ, console.cwd)
-        known = (settings.voyage_api_key, settings.database_url)
+        known: tuple[str | None, ...] = (settings.voyage_api_key, settings.database_url)
     except Exception:  # masking must not fail; the shapes are still masked
         known = ()
     return mask_secrets(message, *known)

@@ -14,7 +14,7 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
         self.lines = lines and not self.enabled
-        self._last_line = None
+        self._last_line: tuple[str, str] | None = None
         self.label = label
         self.total = self.files = self.chunks = 0
         self.unit = "files"
