@@ -120,6 +120,70 @@ def test_conversation_figures_count_sessions_every_session_and_turns_in_the_firs
     assert figures["1"]["turn"] == 0.0 and figures["2"]["session"] == 1.0 and figures["2"]["turn"] == 0.5
 
 
+def test_passage_figures_count_a_first_five_hit_whose_lines_overlap_or_hold_the_answer(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from evaluation import Dataset, passage_figures
+
+    dataset = Dataset("notes", {}, {"a": "", "b": "", "c": "", "d": ""}, {}, category={
+        "a": "identifier", "b": "paraphrase", "c": "paraphrase", "d": "paraphrase"},
+        passages={"a": [("n1", 10, 14)], "b": [("n2", 3, 4)], "c": [("n3", 20, 30)], "d": [("n4", 1, 2)]},
+        groups={"a": ["notes", "session"], "b": ["notes", "wiki"], "c": ["articles", "wiki"], "d": ["notes", "wiki"]})
+    spans = {"a": [("n9", 1, 40), ("n1", 12, 30)],  # overlaps, does not hold all
+             "b": [("n2", 1, 8)],  # holds all
+             "c": [("n3", 1, 19), ("n8", 20, 30)],  # the file, but lines that miss the answer
+             "d": [("x", 1, 2)] * 5 + [("n4", 1, 2)]}  # found only sixth
+    figures = passage_figures(spans, dataset)
+    assert figures["all"] == {"queries": 4, "file": 0.75, "passage": 0.5, "whole": 0.25}
+    assert figures["identifier"]["whole"] == 0.0 and figures["paraphrase"]["passage"] == round(1 / 3, 4)
+    assert figures["articles"] == {"queries": 1, "file": 1.0, "passage": 0.0, "whole": 0.0}
+    assert figures["session"]["passage"] == 1.0 and figures["wiki"]["queries"] == 3
+
+
+def test_the_renamed_twins_give_each_japanese_page_a_name_no_path_rule_pairs_with_its_english_twin(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "examples/eval/twins-renamed/build.py"), str(tmp_path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    renamed = [json.loads(line) for line in (tmp_path / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    twins = ROOT / "examples/eval/bilingual-twins"
+    original = [json.loads(line) for line in (twins / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    def stems(language: str) -> set[str]:
+        return {doc["metadata"]["path"].rsplit("/", 1)[1].removesuffix(".md").lower() for doc in renamed
+                if doc["metadata"]["language"] == language}
+
+    assert len(stems("ja")) == len(stems("en")) == 44 and not stems("ja") & stems("en")
+    assert [(doc["_id"], doc["text"]) for doc in renamed] == [(doc["_id"], doc["text"]) for doc in original]
+    for name in ("queries.jsonl", "qrels/ja.tsv", "qrels/en.tsv"):
+        assert (tmp_path / name).read_bytes() == (twins / name).read_bytes()
+
+
+DEV_NOTES = ROOT / "examples/eval/ja-dev-notes"
+ARTICLES = ROOT.parent / "shared" / "eval" / "tech-notes-dev"
+
+
+def test_the_developer_notes_set_is_skipped_with_one_line_when_the_articles_are_absent(tmp_path):
+    result = subprocess.run([sys.executable, str(DEV_NOTES / "build.py"), str(tmp_path / "set"), "--articles",
+                             str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3 and len(result.stderr.strip().splitlines()) == 1 and "skipped" in result.stderr
+    assert not (tmp_path / "set").exists()
+
+
+@pytest.mark.skipif(not (ARTICLES / "memories").is_dir(), reason="needs ../shared/eval/tech-notes-dev")
+def test_every_developer_notes_question_points_at_lines_of_its_document_in_both_languages(tmp_path):
+    result = subprocess.run([sys.executable, str(DEV_NOTES / "build.py"), str(tmp_path), "--articles",
+                             str(ARTICLES)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    corpus = {doc["_id"]: doc for doc in map(json.loads, (tmp_path / "corpus.jsonl").read_text().splitlines())}
+    queries = [json.loads(line) for line in (tmp_path / "queries.jsonl").read_text().splitlines()]
+    assert len(queries) >= 150 and {query["metadata"]["language"] for query in queries} == {"ja", "en"}
+    for query in queries:
+        (doc_id, first, last), = query["metadata"]["passages"]
+        assert 1 <= first <= last <= len(corpus[doc_id]["text"].split("\n"))
+    assert not any(doc["metadata"]["source"] == "articles" for doc in corpus.values()
+                   if (DEV_NOTES / doc["_id"]).exists())  # the articles are never stored here
+    for language in ("ja", "en"):
+        assert len((tmp_path / f"unanswerable-{language}.jsonl").read_text().splitlines()) >= 40
+
+
 BUILT_SETS = ("bilingual-twins", "ja-conversations", "web-archive")
 
 
@@ -168,7 +232,8 @@ def test_eval_all_names_its_sets_and_refuses_unknown_ones(env, tmp_path):
     assert listed.returncode == 0
     names = [line.split()[0] for line in listed.stdout.splitlines()]
     assert {"locomo-dev", "twins-ja", "twins-ja-on-en-pages", "ja-conversations", "web-archive", "time-bound",
-            "package-notes-en", "scifact-train"} <= set(names)
+            "package-notes-en", "scifact-train", "ja-dev-notes-ja", "ja-dev-notes-en", "twins-renamed-ja",
+            "twins-renamed-en"} <= set(names)
     for args, message in ((["--sets", "twins-ja,nonsense"], "unknown set nonsense"),
                           (["--against", "no-such-ref-anywhere"], "is not a commit")):
         result = run_eval_all(*args, "--work", str(tmp_path), env=env)

@@ -18,6 +18,8 @@ def eval_text(report) -> str:
                      f"{comparison.wins} queries better, {comparison.losses} worse, {comparison.ties} unchanged")
     if report.conversation:
         lines.append(conversation_text(report.conversation))
+    if report.passage:
+        lines.append(passage_text(report.passage))
     if report.abstention:
         first = next(iter(report.abstention.values()))
         lines.append(f"at --min-score {first['threshold']}: abstain = unanswerable questions ({first['unanswerable']}) "
@@ -45,6 +47,18 @@ def conversation_text(conversation: dict[str, dict[str, dict]]) -> str:
             several = (f"{figures['all_sessions']:.4f} ({figures['multi']})" if figures["multi"] else "-")
             lines.append(f"{mode:<22} {label:<14} {figures['queries']:>7} {figures['session']:>9.4f} "
                          f"{several:>16} {figures['turn']:>8.4f}")
+    return "\n".join(lines)
+
+
+def passage_text(passage: dict[str, dict[str, dict]]) -> str:
+    """The answer-line figures, a row per mode and label (all, the question's category, its groups)."""
+    lines = ["questions with answer lines, first five hits: file = the answering file among them; passage = a hit "
+             "whose shown lines overlap the answer's; whole = a hit whose lines hold all of them",
+             f"{'mode':<22} {'label':<14} {'queries':>7} {'file@5':>8} {'passage@5':>9} {'whole@5':>8}"]
+    for mode, labels in passage.items():
+        for label, figures in labels.items():
+            lines.append(f"{mode:<22} {label:<14} {figures['queries']:>7} {figures['file']:>8.4f} "
+                         f"{figures['passage']:>9.4f} {figures['whole']:>8.4f}")
     return "\n".join(lines)
 
 

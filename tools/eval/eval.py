@@ -28,6 +28,8 @@ EVAL_EXAMPLES = """\
   eval.py DATASET --split test --against before.json
   eval.py examples/eval/ja-questions-en-notes --split test --abstain unanswerable.jsonl
   eval.py examples/eval/bilingual-twins --split ja --language en   # Japanese questions, English pages only
+  examples/eval/ja-dev-notes/build.py /tmp/ja-dev-notes && eval.py /tmp/ja-dev-notes --split ja \
+      --abstain /tmp/ja-dev-notes/unanswerable-ja.jsonl                # passage@5 from answer lines
   eval.py ../shared/eval/locomo-dev --split dev --abstain ../shared/eval/locomo-dev/unanswerable.jsonl
   eval.py ../shared/eval/scifact-train --split train --budget-at 1000000   # keyword search as at a million chunks
   (tools/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
@@ -88,6 +90,12 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, langua
     five hits; all sessions@5, of the questions whose evidence lies in two or more documents, the
     share with every one among the first five; turn@5, the share with a first-five hit whose line
     range holds an evidence line of its document. They are read from the search for ten.
+
+    A set whose queries give metadata.passages ([doc id, first line, last line]: the lines of the
+    document's text that hold the answer, as ja-dev-notes does) also gets, per mode, for all questions,
+    per metadata.category and per label of metadata.groups: file@5, the share with the answering
+    document among the first five hits; passage@5, the share with a first-five hit whose shown lines
+    overlap the answer's; whole@5, the share with one whose lines hold all of them.
 
     With --abstain, per mode: "abstain", the share of the unanswerable questions whose search for ten
     leaves nothing at --min-score THRESHOLD; "keep", of the answerable queries whose unthresholded

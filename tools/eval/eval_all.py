@@ -14,8 +14,8 @@ embedding cache in the database makes indexing a set the other side has indexed 
 It prints nDCG@10 per set and mode (ref, now and their difference), marking with `*` a difference beyond noise
 (the mean of the per-query differences more than two standard errors from zero), and flags every set where hybrid
 falls below its better leg (keyword or semantic) beyond noise on this tree; then the conversation figures
-(session@5, all sessions@5, turn@5), the share of top-grade first hits of graded sets, and the abstention figures
-at --min-score 0.5 where the set has unanswerable questions.
+(session@5, all sessions@5, turn@5), the answer-line figures (file@5, passage@5), the share of top-grade first
+hits of graded sets, and the abstention figures at --min-score 0.5 where the set has unanswerable questions.
 
 Examples:
   eval_all.py                                   # every set, against main
@@ -64,6 +64,7 @@ def catalogue(eval_dir: Path, notes: Path, work: Path) -> list[EvalSet]:
     """Every set, in the order of the table; the generated ones live in `work`."""
     unanswerable = work / "sets" / "unanswerable"
     twins = EXAMPLES / "bilingual-twins"
+    dev_notes, renamed = work / "sets" / "ja-dev-notes", work / "sets" / "twins-renamed"
     return [EvalSet("scifact-train", eval_dir / "scifact-train", "train", None, unanswerable / "scifact-train.jsonl"),
             EvalSet("jsquad-dev", eval_dir / "jsquad-dev", "dev", None, unanswerable / "jsquad-dev.jsonl"),
             EvalSet("jaquad-train", eval_dir / "jaquad-train", "train", None, unanswerable / "jaquad-train.jsonl"),
@@ -85,7 +86,11 @@ def catalogue(eval_dir: Path, notes: Path, work: Path) -> list[EvalSet]:
             EvalSet("twins-en-on-en-pages", twins, "en", "en"),
             EvalSet("ja-conversations", EXAMPLES / "ja-conversations", "dev", None,
                     EXAMPLES / "ja-conversations" / "unanswerable.jsonl"),
-            EvalSet("web-archive", EXAMPLES / "web-archive", "test")]
+            EvalSet("web-archive", EXAMPLES / "web-archive", "test"),
+            EvalSet("ja-dev-notes-ja", dev_notes, "ja", None, dev_notes / "unanswerable-ja.jsonl"),
+            EvalSet("ja-dev-notes-en", dev_notes, "en", None, dev_notes / "unanswerable-en.jsonl"),
+            EvalSet("twins-renamed-ja", renamed, "ja"),
+            EvalSet("twins-renamed-en", renamed, "en")]
 
 
 def git(*args: str) -> str:
@@ -132,6 +137,16 @@ def prepare(work: Path, eval_dir: Path, notes: Path, wanted: list[EvalSet]) -> N
                   "--notes", str(notes)])
     if "time-bound" in names:
         run_tool([sys.executable, str(TOOLS / "time_questions.py"), str(work / "time-set")])
+    if names & {"ja-dev-notes-ja", "ja-dev-notes-en"}:  # built from ../shared/eval/tech-notes-dev at run time
+        result = subprocess.run([sys.executable, str(EXAMPLES / "ja-dev-notes" / "build.py"),
+                                 str(work / "sets" / "ja-dev-notes"), "--articles", str(eval_dir / "tech-notes-dev")],
+                                capture_output=True, text=True)
+        if result.returncode == 3:  # the articles are absent: the set is skipped (no corpus.jsonl), with why
+            print(f"eval_all.py: {result.stderr.strip()}", file=sys.stderr)
+        elif result.returncode != 0:
+            raise SystemExit(f"eval_all.py: error: ja-dev-notes/build.py failed: {result.stderr.strip()[-500:]}")
+    if names & {"twins-renamed-ja", "twins-renamed-en"}:
+        run_tool([sys.executable, str(EXAMPLES / "twins-renamed" / "build.py"), str(work / "sets" / "twins-renamed")])
 
 
 def run_tool(command: list[str]) -> None:
@@ -243,6 +258,17 @@ def side_tables(rows: list[Row], modes: list[str], ref_name: str) -> str:
                     out.append(f"{item.name:<22} {mode:<9} {label:<14}" + "".join(
                         f" {cell(before.get(key), 8)}{cell(figures[key], 9)}"
                         for key in ("session", "all_sessions", "turn")))
+    answered = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("passage")]
+    if answered:
+        out += ["", f"questions with answer lines, first five hits ({ref_name} -> now): file = the answering file "
+                    f"among them; passage = a hit whose shown lines overlap the answer's",
+                f"{'set':<22} {'mode':<9} {'label':<12} {'file@5':>17} {'passage@5':>17}"]
+        for item, ref, now in answered:
+            for mode in modes:
+                for label, figures in now["passage"].get(mode, {}).items():
+                    before = ((ref or {}).get("passage") or {}).get(mode, {}).get(label, {})
+                    out.append(f"{item.name:<22} {mode:<9} {label:<12}" + "".join(
+                        f" {cell(before.get(key), 8)}{cell(figures[key], 9)}" for key in ("file", "passage")))
     graded = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("best_first")]
     if graded:
         out += ["", f"best first: the share of questions whose first hit has their top grade, the page in the "

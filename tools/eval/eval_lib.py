@@ -36,6 +36,10 @@ class Dataset:
     # the document's text) pairs (metadata.evidence), and each question's category (metadata.category).
     evidence: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # query id -> [(doc id, line)]
     category: dict[str, str] = field(default_factory=dict)  # query id -> category
+    # Optional, for sets with answer lines (ja-dev-notes): the lines that hold each answer, as (doc id, first line,
+    # last line) of the document's text (metadata.passages), and further labels to count them by (metadata.groups).
+    passages: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)  # query id -> labels
 
 
 def load_dataset(folder: Path, split: str, limit_queries: int | None = None, seed: int = SEED,
@@ -69,6 +73,11 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
                 for query in asked if isinstance(query.get("metadata"), dict) and query["metadata"].get("evidence")}
     category = {str(query["_id"]): str(query["metadata"]["category"]) for query in asked
                 if isinstance(query.get("metadata"), dict) and query["metadata"].get("category") is not None}
+    passages = {str(query["_id"]): [(str(doc_id), int(first), int(last))
+                                    for doc_id, first, last in query["metadata"]["passages"]]
+                for query in asked if isinstance(query.get("metadata"), dict) and query["metadata"].get("passages")}
+    groups = {str(query["_id"]): [str(label) for label in query["metadata"]["groups"]]
+              for query in asked if isinstance(query.get("metadata"), dict) and query["metadata"].get("groups")}
     qrels: dict[str, dict[str, int]] = {}
     with open(qrels_path, encoding="utf-8") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
@@ -81,7 +90,9 @@ def load_dataset(folder: Path, split: str, limit_queries: int | None = None, see
     return Dataset(name, corpus, {query_id: queries[query_id] for query_id in chosen},
                    {query_id: qrels[query_id] for query_id in chosen}, places, today,
                    {query_id: evidence[query_id] for query_id in chosen if query_id in evidence},
-                   {query_id: category[query_id] for query_id in chosen if query_id in category})
+                   {query_id: category[query_id] for query_id in chosen if query_id in category},
+                   {query_id: passages[query_id] for query_id in chosen if query_id in passages},
+                   {query_id: groups[query_id] for query_id in chosen if query_id in groups})
 
 
 def memories_once(dataset: Dataset, folder: Path) -> tuple[Path, dict[str, str]]:
@@ -276,6 +287,33 @@ def conversation_figures(spans: dict[str, list[tuple[str, int | None, int | None
     return figures
 
 
+def passage_figures(spans: dict[str, list[tuple[str, int | None, int | None]]], dataset: Dataset,
+                    depth: int = CONVERSATION_DEPTH) -> dict[str, dict]:
+    """Per label ("all", the question's category, its groups) of the questions with answer lines: "file", the share
+    with an answering document among the first `depth` hits; "passage" (passage@5), the share with a hit among them
+    whose shown lines overlap the answer's lines; "whole", the share with a hit whose lines hold all of them."""
+    outcomes: dict[str, list[tuple[bool, bool, bool]]] = {}
+    for query_id, hits in spans.items():
+        answers = dataset.passages.get(query_id)
+        if not answers:
+            continue
+        shown = hits[:depth]
+        found = any(doc_id == answer for doc_id, _, _ in shown for answer, _, _ in answers)
+        overlap = whole = False
+        for doc_id, start, end in shown:
+            for answer, first, last in answers:
+                if doc_id == answer and start is not None and end is not None:
+                    overlap |= start <= last and first <= end
+                    whole |= start <= first and last <= end
+        labels = ["all", dataset.category.get(query_id, "-"), *dataset.groups.get(query_id, [])]
+        for label in dict.fromkeys(labels):
+            outcomes.setdefault(label, []).append((found, overlap, whole))
+    return {label: {"queries": len(rows), "file": round(sum(row[0] for row in rows) / len(rows), 4),
+                    "passage": round(sum(row[1] for row in rows) / len(rows), 4),
+                    "whole": round(sum(row[2] for row in rows) / len(rows), 4)}
+            for label, rows in outcomes.items()}
+
+
 def in_text(doc_id: str, hit, first_lines: dict[str, int]) -> tuple[str, int | None, int | None]:
     """The hit as (doc id, first line, last line), its file lines turned into lines of the document's text."""
     if doc_id not in first_lines or hit.start_line is None or hit.end_line is None:
@@ -355,6 +393,8 @@ class Report:
     abstention: dict[str, dict] = field(default_factory=dict)
     # mode -> category -> session, all-sessions and turn figures at 5 (conversation sets: metadata.evidence)
     conversation: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # mode -> label -> file@5, passage@5 and whole@5 (sets with answer lines: metadata.passages)
+    passage: dict[str, dict[str, dict]] = field(default_factory=dict)
 
     def summary(self) -> dict:
         """The report without the per-query scores, as eval.py --json prints it."""
@@ -386,7 +426,8 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     root = workdir / "memories"
     try:
         paths = write_memories(dataset, root)
-        evidence_docs = {doc_id for pairs in dataset.evidence.values() for doc_id, _ in pairs}
+        evidence_docs = ({doc_id for pairs in dataset.evidence.values() for doc_id, _ in pairs}
+                         | {doc_id for answers in dataset.passages.values() for doc_id, _, _ in answers})
         first_lines = text_lines({path: doc_id for path, doc_id in paths.items() if doc_id in evidence_docs})
         run_settings = settings.with_overrides(memories_dir=str(root))
         started = time.monotonic()
@@ -411,7 +452,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
                     judged[query_id] = [(hit.score, dataset.qrels[query_id].get(paths[hit.path], 0)) for hit in hits]
-                    if query_id in dataset.evidence:
+                    if query_id in dataset.evidence or query_id in dataset.passages:
                         spans[query_id] = [in_text(paths[hit.path], hit, first_lines) for hit in hits]
                     # Reranking reorders only the first 30, so it cannot change R@100: not asked again.
                     deep = search_in_time(SearchRequest(query=text, **(asked | {"rerank": False})), searcher.search)
@@ -422,8 +463,10 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                 if (first := best_first(runs, dataset)) is not None:
                     report.best_first[mode] = first
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
-                if spans:
+                if spans and dataset.evidence:
                     report.conversation[mode] = conversation_figures(spans, dataset)
+                if spans and dataset.passages:
+                    report.passage[mode] = passage_figures(spans, dataset)
                 if unanswerable is not None:
                     scores = {query_id: [hit.score for hit in searcher.search(
                         SearchRequest(query=text, **(request | {"top": 10, "rerank": False})))]
