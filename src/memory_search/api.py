@@ -304,11 +304,11 @@ class Memories:
         indexed = layout_for(info, self.root).indexed_state(self.connection, list(newest))
         return indexed is not None and any(indexed.get(path) != state for path, state in newest.items())
 
-    def plan(self, include=None, exclude=None):
+    def plan(self, include=None, exclude=None, allow_removal: bool = False):
         """How the directory differs from the index (indexer.Plan), changing nothing."""
         from .indexing.indexer import Indexer
 
-        return Indexer(self.settings, include, exclude).plan(self.connection)
+        return Indexer(self.settings, include, exclude, allow_removal=allow_removal).plan(self.connection)
 
     def index_in_background(self) -> bool:
         """Start an index run of the directory in a detached process, unless one was started within a minute;
@@ -324,24 +324,27 @@ class Memories:
             raise UsageError(f"the memories of this index are on another machine ({self.root}): index them there; "
                              "its indexer keeps the index up to date")
 
-    def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None):
+    def index(self, *, rebuild: bool = False, include=None, exclude=None, wait: bool = True, progress=None,
+              allow_removal: bool = False):
         """Bring the index up to date (indexer.IndexStats); only new and changed files are read.
 
-        include/exclude (globs) replace the selection the index remembers; None keeps it."""
+        include/exclude (globs) replace the selection the index remembers; None keeps it. A folder that lists
+        empty or is a link now (a drive that is not mounted) keeps what the index holds under it (stats.emptied
+        names it) unless allow_removal says its files were removed on purpose."""
         from .indexing.indexer import Indexer
 
         self._require_local()
-        return Indexer(self.settings, include, exclude, progress, embedders=self.embedders).run(rebuild=rebuild,
-                                                                                               wait=wait)
+        return Indexer(self.settings, include, exclude, progress, embedders=self.embedders,
+                       allow_removal=allow_removal).run(rebuild=rebuild, wait=wait)
 
     def watch(self, *, include=None, exclude=None, on_run=lambda stats: None, progress=None,
-              should_stop=lambda: False, on_problem=None) -> None:
+              should_stop=lambda: False, on_problem=None, allow_removal: bool = False) -> None:
         """Index now, then again whenever the directory changes, until should_stop() is true. A directory that
         goes away or out of reach meanwhile is told to on_problem (raised without one) and watched until back."""
         from .indexing.indexer import watch
 
         watch(self.settings, include, exclude, on_run=on_run, progress=progress, should_stop=should_stop,
-              embedders=self.embedders, on_problem=on_problem)
+              embedders=self.embedders, on_problem=on_problem, allow_removal=allow_removal)
 
     # --- resources -----------------------------------------------------------------------------
 

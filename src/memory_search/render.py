@@ -180,6 +180,9 @@ def stats_text(stats) -> str:
         lines.append(f"  skipped {_line(failure['path'])}: {_line(failure['reason'])}")
     if len(stats.failures) > 20:
         lines.append(f"  ... and {len(stats.failures) - 20} more (see --json)")
+    for held in stats.emptied:
+        lines.append(f"  kept what the index holds under {_line(held['folder'])}: it {_line(held['reason'])}; mount "
+                     f"it again, or run {command('index', '--allow-removal')} if its files were removed on purpose")
     return "\n".join(lines)
 
 

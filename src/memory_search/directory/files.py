@@ -168,6 +168,9 @@ class Skipped:
     relpath: str
     reason: str
     unreachable: str | None = None  # the system's reason when it could not be looked at just now: it may be there
+    # A folder that lists empty or leads elsewhere now (an unmounted drive, a folder swapped for a link): what the
+    # index holds under it is kept unless the removal is meant.
+    emptied: bool = False
 
 
 GONE = (errno.ENOENT, errno.ENOTDIR)  # what a folder or file that is no longer there answers
@@ -253,22 +256,53 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
     return found, skipped
 
 
-def out_of_reach(root: Path, skipped: list[Skipped]):
-    """A function telling, for an absolute path under root, the unreachable Skipped it lies in or is (None when
-    its folder was listed: a file not found there is gone)."""
+def out_of_reach(root: Path, skipped: list[Skipped], allow_removal: bool = False):
+    """A function telling, for an absolute path under root of a file not found, the Skipped that keeps it: the
+    unreachable folder it lies in or is, else (unless allow_removal) the folder on its way that lists empty now
+    (a drive that is not mounted leaves its empty mount point) or is now a link (the path resolves elsewhere).
+    None when its folder was listed and holds other entries: a file not found there is gone."""
     unreachable = {os.path.join(str(root), item.relpath): item for item in skipped if item.unreachable}
     top = str(root)
+    emptied: dict[str, Skipped | None] = {}
+
+    def emptied_on_the_way(folder: str) -> Skipped | None:
+        if folder not in emptied:
+            above = None if len(folder) <= len(top) else emptied_on_the_way(os.path.dirname(folder))
+            emptied[folder] = above or _emptied(root, folder)
+        return emptied[folder]
 
     def lookup(path: str) -> Skipped | None:
-        if not unreachable:
+        if unreachable:
+            where = path
+            while len(where) > len(top):
+                if where in unreachable:
+                    return unreachable[where]
+                where = os.path.dirname(where)
+        if allow_removal or len(path) <= len(top):
             return None
-        while len(path) > len(top):
-            if path in unreachable:
-                return unreachable[path]
-            path = os.path.dirname(path)
-        return None
+        return emptied_on_the_way(os.path.dirname(path))
 
     return lookup
+
+
+def _emptied(root: Path, folder: str) -> Skipped | None:
+    """A Skipped when `folder` (root or a folder under it) is a link now, or a folder listing nothing but dot-files;
+    None when it holds entries, or is not there (its parent was listed without it: it was removed)."""
+    top = len(folder) <= len(str(root))
+    name = str(root) if top else printable(_rel(folder, root))
+    if not top and os.path.islink(folder):
+        target = os.path.realpath(folder)
+        return Skipped(name, f"is now a link to {printable(target)}", "leads elsewhere now", emptied=True)
+    try:
+        with os.scandir(folder) as entries:
+            if any(not entry.name.startswith(".") for entry in entries):
+                return None
+    except OSError as error:
+        if error.errno in GONE:
+            return None
+        reason = error.strerror or str(error)
+        return Skipped(name, f"cannot be listed ({reason})", reason)
+    return Skipped(name, "lists empty now (a drive that is not mounted?)", "lists empty now", emptied=True)
 
 
 def _rel(path, root: Path) -> str:

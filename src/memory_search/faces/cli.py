@@ -170,7 +170,8 @@ INDEX_EXAMPLES = """\
     "database down or its disk full, embedding service, another\n     index run under way, a rebuild that cannot "
     "read every\n     indexed file",
     "  4  the index is up to date except for files that could not be\n     indexed or reached (each listed with its "
-    "reason; those\n     reached before keep what the index holds of them)",
+    "reason; those\n     reached before keep what the index holds of them), or\n     that lie under a folder that "
+    "lists empty or is a link now\n     (kept: --allow-removal drops them)",
     success="the index is up to date"))
 @click.option("--rebuild", is_flag=True,
               help="build the index again beside the old one, then swap (searches keep working)")
@@ -184,18 +185,23 @@ INDEX_EXAMPLES = """\
 @click.option("--json", "as_json", is_flag=True, help="print IndexStats as JSON on stdout")
 @click.option("--watch", is_flag=True, help="keep running and re-index when files change")
 @click.option("--no-wait", is_flag=True, help="exit at once if another indexer holds the lock")
+@click.option("--allow-removal", is_flag=True,
+              help="drop what the index holds under a folder that lists empty or is a link now (kept otherwise, "
+                   "as a drive that is not mounted)")
 @click.option("--progress", "show_progress", is_flag=True,
               help="report progress on stderr even when it is not a terminal (a line every few seconds)")
 @memories_option
 @click.pass_obj
 def index_command(console: Console, rebuild, include, exclude, reset_selection, dry_run, as_json, watch, no_wait,
-                  show_progress, memories):
+                  allow_removal, show_progress, memories):
     """Build or refresh the search index of the memories directory.
 
     Only new and changed files are read and embedded; deleted files leave the index. A folder
     that cannot be listed or a file that cannot be read right now (permissions, an I/O error,
     a dropped mount) is not taken for deleted: what the index holds of it stays, each file is
-    listed (exit 4), and the next run reads it once it can. Each file's rows are replaced in
+    listed (exit 4), and the next run reads it once it can. So is a folder that lists empty or
+    is a link now (an unmounted drive's mount point) unless --allow-removal says its files
+    were removed on purpose. Each file's rows are replaced in
     one transaction, so a search never sees half a file and an interrupted run loses nothing
     already written. Progress goes to stderr on a terminal (or anywhere, with --progress)."""
     from .progress import Progress
@@ -210,7 +216,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     library = console.open(settings)
     if dry_run:
         with library:
-            plan = library.plan(include, exclude)
+            plan = library.plan(include, exclude, allow_removal)
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
                   "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
                   "unchanged": len(plan.unchanged),
@@ -237,9 +243,11 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
 
     if watch:
         console.err(f"watching {settings.memories_root} (Ctrl-C to stop)")
-        library.watch(include=include, exclude=exclude, on_run=report, progress=progress, on_problem=console.warn)
+        library.watch(include=include, exclude=exclude, on_run=report, progress=progress, on_problem=console.warn,
+                      allow_removal=allow_removal)
         return None
-    stats = library.index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait, progress=progress)
+    stats = library.index(rebuild=rebuild, include=include, exclude=exclude, wait=not no_wait, progress=progress,
+                          allow_removal=allow_removal)
     report(stats)
     return EXIT_PARTIAL if stats.failed else None
 

@@ -39,6 +39,8 @@ class IndexStats:
     cached: int = 0  # texts whose embedding came from the cache
     failures: list[dict] = field(default_factory=list)
     unreachable: int = 0  # indexed files that could not be reached this time: kept in the index as they were
+    # Folders that list empty or lead elsewhere now, whose indexed files were kept: [{"folder", "reason"}]
+    emptied: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -57,14 +59,18 @@ class Plan:
     # Indexed files not found where nothing could be looked at (a folder that cannot be listed): (relpath, why);
     # they stay in the index as they are.
     unreachable: list[tuple[str, str]] = field(default_factory=list)
+    # Of those, the folders that list empty or lead elsewhere now: {folder: what it does}; their files are
+    # removed only when the caller says the removal is meant.
+    emptied: dict[str, str] = field(default_factory=dict)
 
 
 def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root: Path | None = None,
-            skipped: list[Skipped] = ()) -> Plan:
+            skipped: list[Skipped] = (), allow_removal: bool = False) -> Plan:
     """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later.
 
     An indexed file that was not found is deleted only when its folder was listed: one in a folder that
-    could not be listed, or that could not be looked at itself, is unreachable, and kept."""
+    could not be listed, or that could not be looked at itself, is unreachable, and kept. So is one under a
+    folder that lists empty or is a link now (an unmounted drive's mount point), unless allow_removal."""
     plan = Plan()
     for memory_file in found:
         known = indexed.get(memory_file.path)
@@ -75,7 +81,7 @@ def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root:
         else:
             plan.changed.append(memory_file)
     seen = {memory_file.path for memory_file in found}
-    reach = out_of_reach(root, skipped) if root is not None else (lambda path: None)
+    reach = out_of_reach(root, skipped, allow_removal) if root is not None else (lambda path: None)
     for path in sorted(indexed):
         if path in seen:
             continue
@@ -84,7 +90,10 @@ def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root:
             plan.deleted.append(path)
             continue
         relpath = Path(path).relative_to(root).as_posix()
-        if relpath != where.relpath:  # a file in a folder that could not be listed; the folder is listed apart
+        if where.emptied:
+            plan.emptied[where.relpath] = where.reason
+            plan.unreachable.append((relpath, f"its folder {where.relpath} {where.reason}"))
+        elif relpath != where.relpath:  # a file in a folder that could not be listed; the folder is listed apart
             plan.unreachable.append((relpath, f"its folder {where.relpath} cannot be listed ({where.unreachable})"))
         else:
             plan.unreachable.append((relpath, where.reason))
@@ -106,8 +115,11 @@ class Indexer:
     a tuple (even empty) replaces it."""
 
     def __init__(self, settings: Settings, include=None, exclude=None, progress=None, embedder=None,
-                 embedders=None):
+                 embedders=None, allow_removal: bool = False):
         self.settings = settings
+        # Files under a folder that lists empty or leads elsewhere now are removed from the index (they were
+        # removed on purpose) rather than kept as out of reach.
+        self.allow_removal = allow_removal
         self.embedder = embedder  # None: the configured provider's, from `embedders` (an Embedders) when given
         self.embedders = embedders
         self.root = settings.memories_root
@@ -140,7 +152,7 @@ class Indexer:
         include, exclude = self.selection(conn)
         found, bad = discover(self.root, include, exclude)
         indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
-        plan = compare(found, indexed, self.root, bad)
+        plan = compare(found, indexed, self.root, bad, self.allow_removal)
         plan.bad, plan.indexed = bad, indexed
         return plan
 
@@ -226,7 +238,7 @@ class Indexer:
         self._indexed = plan.indexed
         if self.tables is not self.live:  # a rebuild starts empty: what it cannot reach would be lost at the swap
             self._indexed = writer.indexed_files(conn, self.live) if read_meta(conn, self.live) else {}
-            lost = compare([], self._indexed, self.root, plan.bad).unreachable
+            lost = compare([], self._indexed, self.root, plan.bad, self.allow_removal).unreachable
             if lost:
                 raise RebuildWouldLose(*lost[0])
         stats = IndexStats(total=len(plan.new) + len(plan.changed) + len(plan.unchanged))
@@ -239,6 +251,7 @@ class Indexer:
             if not any(bad.relpath == relpath for bad in plan.bad):
                 stats.failed += 1
                 stats.failures.append({"path": relpath, "reason": f"{reason}; kept in the index as it was"})
+        stats.emptied = [{"folder": folder, "reason": reason} for folder, reason in plan.emptied.items()]
         writer.delete_files(conn, self.tables, plan.deleted)
         stats.deleted = len(plan.deleted)
 
@@ -348,13 +361,14 @@ def _newest_first(files: list[MemoryFile]) -> list[MemoryFile]:
 
 
 def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0, settle: float = 1.5,
-          on_run=None, progress=None, should_stop=lambda: False, embedders=None, on_problem=None) -> None:
+          on_run=None, progress=None, should_stop=lambda: False, embedders=None, on_problem=None,
+          allow_removal: bool = False) -> None:
     """Re-index whenever the directory changes, once it has been quiet for `settle` seconds.
 
     A directory missing or unreadable at the start raises; one that goes away or out of reach later (an
     unmounted disk) leaves the index as it is, is reported to on_problem (raised when there is none), and is
     watched until it is back."""
-    indexer = Indexer(settings, include, exclude, progress, embedders=embedders)
+    indexer = Indexer(settings, include, exclude, progress, embedders=embedders, allow_removal=allow_removal)
     include, exclude = include or (), exclude or ()
     root = Path(settings.memories_root)
     indexer._check_root()

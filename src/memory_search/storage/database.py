@@ -27,7 +27,8 @@ class EmbeddedServer:
         return self.data_dir / "postgres"
 
     def running_url(self) -> str | None:
-        """The socket URL when the server is up, read from postmaster.pid without importing the package."""
+        """The socket URL when the server is up, read from postmaster.pid without importing the package; None
+        also when the pid it names is another program's now (a pid reused after a crash)."""
         try:
             lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
             pid, port, socket_dir, status = int(lines[0]), lines[3].strip(), lines[4].strip(), lines[7].strip()
@@ -36,7 +37,23 @@ class EmbeddedServer:
             return None
         if status != "ready" or not socket_dir:
             return None
+        if _PROC and self._postmaster() != pid:
+            return None
         return f"postgresql://postgres@/postgres?host={socket_dir}&port={port}"
+
+    def stranger(self) -> int | None:
+        """The pid postmaster.pid names when a process lives under it that is not this data dir's server (a pid
+        reused after a crash, or one we may not look at): it must never be signalled."""
+        if not _PROC:
+            return None
+        try:
+            pid = int((self.pgdata / "postmaster.pid").read_text().splitlines()[0])
+            os.kill(pid, 0)
+        except PermissionError:
+            return pid
+        except (OSError, ValueError, IndexError):
+            return None
+        return None if self._postmaster() == pid else pid
 
     def start(self) -> str:
         """Start the server (initializing its data on first use) and leave it running."""
@@ -79,6 +96,12 @@ class EmbeddedServer:
         import signal
         import subprocess
 
+        stranger = self.stranger()
+        if stranger is not None:
+            raise StrangerInPidFile(
+                f"{self.pgdata / 'postmaster.pid'} names pid {stranger}, which is not this data folder's PostgreSQL "
+                "(its pid was taken by another program after a crash): nothing was signalled; the server is not "
+                "running")
         if not self.running_url():
             return False
         import importlib.util
@@ -126,6 +149,13 @@ class EmbeddedServer:
         if not data or os.path.realpath(data[0]) != os.path.realpath(self.pgdata):
             return None
         return pid
+
+
+_PROC = os.path.isdir("/proc/self")  # where a process's owner and command line can be read (Linux)
+
+
+class StrangerInPidFile(DatabaseUnavailable):
+    """postmaster.pid names a live process that is not the data dir's server."""
 
 
 def _signal(pid: int, number) -> None:
