@@ -174,3 +174,34 @@ def test_tables_indexer_roles_create_later_stay_readable_and_serve_names_the_dbs
     assert "db 'delta' not loaded: this database role may not read the index" in said, said
     assert "db 'gone' not loaded: this database role may not read the index" in said, said
     assert "Traceback" not in said
+
+
+def test_the_read_only_role_reads_no_table_a_writer_makes_later_beside_the_indexes(env, team, tmp_path):
+    import psycopg
+
+    indexer, owner, searcher = team.indexer("indexer"), team.role("owner"), team.role("searcher")
+    alpha = folder(tmp_path, "alpha", "The quokka index was tuned.")
+    run_process("index", env=as_role(env, team, indexer), memories=alpha, check=True)
+    team.sql(owner, f"GRANT {indexer} TO {owner}")
+    password = tmp_path / "password"
+    password.write_text("searcher-password-1")
+    run_process("db", "grant-read", searcher, "--password-file", str(password), env=as_role(env, team, owner),
+                check=True)
+    # What grant-read did before: default privileges on every table the writer makes. Run again, it undoes that.
+    team.sql(owner, f"ALTER DEFAULT PRIVILEGES FOR ROLE {indexer} IN SCHEMA public GRANT SELECT ON TABLES "
+                    f"TO {searcher}")
+    run_process("db", "grant-read", searcher, env=as_role(env, team, owner), check=True)
+
+    # Later the writer keeps an unrelated table in the same schema, and indexes a new folder.
+    team.sql(indexer, "CREATE TABLE payroll (person text, salary int)", "INSERT INTO payroll VALUES ('a', 1)")
+    beta = folder(tmp_path, "beta", "The wombat pipeline runs nightly.")
+    run_process("index", env=as_role(env, team, indexer), memories=beta, check=True)
+
+    reader = as_role(env, team, searcher)
+    with psycopg.connect(team.url_of(searcher), autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT * FROM payroll")
+    for memories, word in ((alpha, "quokka"), (beta, "wombat")):
+        hits = json.loads(run_process("search", word, "--format", "json", env=reader, memories=memories,
+                                      check=True).stdout)
+        assert hits and hits[0]["path"] == str(memories.root / "wiki/note.md"), (memories.root, hits)

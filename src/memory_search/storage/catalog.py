@@ -82,11 +82,17 @@ def served(settings: Settings, prefix: str) -> Settings:
     raise UsageError(f"no index {quoted(prefix)} in this database: use one of {known} (db.py indexes lists them)")
 
 
+READERS = "memsearch_readers"  # (reader, writer): grant-read's record of who reads the indexes each writer makes
+
+
 def grant_read(settings: Settings, role: str, password: str | None = None, writers: tuple[str, ...] = ()) -> list[str]:
-    """Let `role` read every memsearch table there is, and every table the writer roles create later in the
-    schema (new indexes, rebuilds). The writers are the roles that own memsearch tables, those named in
-    `writers`, and, when there are none, the role running this. With `password`, create the role first (it may
-    log in). The role gets no other right. Returns the statements run, the password masked.
+    """Let `role` read every memsearch table there is, and the memsearch tables the writer roles create later
+    (new indexes, rebuilds): each writer grants those itself as it makes them (share_with_readers), as the
+    READERS table records, so `role` reads no other table a writer makes in the schema. The writers are the
+    roles that own memsearch tables, those named in `writers`, and, when there are none, the role running this.
+    Default privileges an earlier version set (every table a writer creates) are revoked. With `password`,
+    create the role first (it may log in). The role gets no other right. Returns the statements run, the
+    password masked.
 
     Creating a role needs CREATEROLE; granting on a writer's tables and setting its default privileges needs
     the writer's privileges (a superuser, or a member of the writer role with INHERIT): AccessDenied says so."""
@@ -137,9 +143,18 @@ def _grant_read(conn, role: str, password: str | None, writers: tuple[str, ...] 
     statements.append(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), name))
     for table, _ in tables:
         statements.append(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), name))
-    for owner in owners:  # what each writer creates later (a new folder's index, a rebuild) is readable too
-        statements.append(sql.SQL("ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA {} GRANT SELECT ON TABLES TO {}")
+    # What each writer creates later (a new folder's index, a rebuild) is readable too: the writer grants it on
+    # its memsearch tables as it makes them, reading who to grant to here.
+    readers = sql.Identifier(READERS)
+    statements.append(sql.SQL("CREATE TABLE IF NOT EXISTS {} (reader name NOT NULL, writer name NOT NULL, "
+                              "PRIMARY KEY (reader, writer))").format(readers))
+    for owner in owners:
+        # Default privileges cover every table of the schema, not only the index's: an earlier grant-read's go.
+        statements.append(sql.SQL("ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA {} REVOKE SELECT ON TABLES FROM {}")
                           .format(sql.Identifier(owner), sql.Identifier(schema), name))
+        statements.append(sql.SQL("INSERT INTO {} VALUES ({}, {}) ON CONFLICT DO NOTHING")
+                          .format(readers, sql.Literal(role), sql.Literal(owner)))
+        statements.append(sql.SQL("GRANT SELECT ON {} TO {}").format(readers, sql.Identifier(owner)))
     try:
         with conn.transaction():
             for statement in statements:
@@ -148,3 +163,22 @@ def _grant_read(conn, role: str, password: str | None, writers: tuple[str, ...] 
         raise AccessDenied(f"role {me!r} may not do this ({first_line(error)}): {owner_hint}") from None
     shown = [statement.as_string(conn) for statement in statements]
     return [text if "PASSWORD" not in text else text.split(" PASSWORD ")[0] + " PASSWORD ***" for text in shown]
+
+
+def share_with_readers(conn) -> None:
+    """Grant SELECT on this role's memsearch tables to the roles grant-read named as their readers (READERS):
+    run by a writer as it creates its tables, so a new index or a rebuild is readable by them, and no other
+    table of the writer's is."""
+    found = conn.execute("SELECT to_regclass(%s)", (READERS,)).fetchone()[0]
+    if found is None or not conn.execute("SELECT has_table_privilege(%s, 'SELECT')", (READERS,)).fetchone()[0]:
+        return
+    missing = conn.execute(
+        sql.SQL("SELECT r.reader, c.relname FROM {} r JOIN pg_roles g ON g.rolname = r.reader "
+                "CROSS JOIN pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE r.writer = current_user AND n.nspname = current_schema() AND c.relkind = 'r' "
+                "AND c.relname LIKE 'memsearch\\_%%' AND c.relname <> {} "
+                "AND pg_get_userbyid(c.relowner) = current_user "
+                "AND NOT has_table_privilege(r.reader, c.oid, 'SELECT')")
+        .format(sql.Identifier(READERS), sql.Literal(READERS))).fetchall()
+    for reader, table in missing:
+        conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), sql.Identifier(reader)))

@@ -17,6 +17,7 @@ from psycopg import sql
 from ..text.chunking import CHUNKER_VERSION
 from ..embedding import ModelSpec
 from .embedding_cache import create_cache
+from .catalog import share_with_readers
 from . import packing
 from ..text.links import Link
 from .links import add_links, create_table as create_links_table, forget_links
@@ -128,6 +129,7 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
         packing.create_tables(conn, tables)
         create_cache(conn)
         create_links_table(conn, tables)
+        share_with_readers(conn)  # the read-only roles grant-read named read the new tables too
         meta = {
             "provider": spec.provider, "model": spec.model, "dimension": str(spec.dimension),
             "chunker_version": CHUNKER_VERSION, "tokenizer_version": TOKENIZER_VERSION,
