@@ -191,7 +191,8 @@ def status_text(status: dict) -> str:
     lines = [
         f"index of {status['memories_dir']} ({status['table']})",
         f"  {status['files']} files, {status['chunks']} chunks, {status['index_bytes'] / 1048576:.1f} MB"
-        + _parts_text(status.get("index_parts") or {}, status["chunks"]),
+        + _parts_text(status.get("index_parts") or {}, status["chunks"])
+        + (f"; {status['skipped']} skipped file(s) not counted (unreadable, below)" if status.get("skipped") else ""),
         f"  model {status['model']['provider']}/{status['model']['model']} ({status['model']['dimension']} dimensions)",
         f"  last indexed {status['last_indexed_at'] or 'never'}"
         + ("; an indexer is running now" + _progress_text(status.get("progress")) if status.get("building") else ""),
