@@ -9,6 +9,9 @@ from .directory.records import text_or_none
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
+# What a record's time is, by kind: a session summary is written when the session ends, a web page when it
+# is archived, minutes when the meeting is held. The labels are English, as the rest of the output is.
+RECORD_TIME_LABELS = {"session": "ended", "web": "archived", "minutes": "held"}
 
 # C0 controls, DEL and C1 controls, shown as \xNN: a memory's text could otherwise retitle the terminal,
 # plant a hyperlink, clear the screen or start a new line that looks like another result.
@@ -154,8 +157,9 @@ def records_markdown(records) -> str:
     for number, record in enumerate(records, 1):
         item = record_dict(record)
         when = _line(item["ended_at"] or f"{item['date']} {item['time']}")
-        duration = f", {item['duration_minutes']:g}分" if item["duration_minutes"] is not None else ""
-        lines = [f"### {number}. {_line(record.title)}  _(ended: {when}{duration})_",
+        duration = f", {item['duration_minutes']:g} min" if item["duration_minutes"] is not None else ""
+        label = RECORD_TIME_LABELS.get(record.kind, "dated")
+        lines = [f"### {number}. {_line(record.title)}  _({label}: {when}{duration})_",
                  f"- **path**: `{_line(record.path)}`"]
         details = [f"**kind**: {record.kind}"]
         if record.project:
