@@ -218,3 +218,18 @@ def test_recent_and_read_take_their_parameters_from_the_same_definitions(env, no
         == 400
     read = client.get("/api/read", params={"db": "default", "path": "wiki/tea.md", "start_line": "6"})
     assert read.status_code == 200 and read.json()["text"] == "Brew green tea at 70 degrees."
+
+
+@pytest.mark.parametrize("score", ["2", "-0.1", "1.5"])
+def test_a_min_score_outside_zero_to_one_is_refused_by_every_face(env, notes, faces, score):
+    """Scores are 0..1: a cut above 1 would empty every answer and say 検索結果なし as if nothing matched."""
+    server, _ = faces  # the HTTP server's MCP route answers with these same tools
+    for script, subject in (("search", "tea"), ("similar", "wiki/tea.md")):
+        result = run_script(script, subject, "--min-score", score, env=env, memories=notes)
+        assert result.returncode == 2 and result.stdout == "", result
+        assert result.stderr == f"{script}.py: error: --min-score {float(score):g} is out of range: give a number " \
+                                "in 0..1\n"
+    for tool, arguments in (("search", {"query": "tea"}), ("similar", {"path": "wiki/tea.md"})):
+        code, message = call_mcp(server, tool, {**arguments, "min_score": float(score)})
+        assert code == INVALID_PARAMS and "min_score" in message, message  # the schema's bounds, 0 and 1
+    assert run_script("search", "tea", "--min-score", "1", env=env, memories=notes).returncode == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 
 import pytest
 
@@ -71,7 +72,14 @@ def test_project_days_and_top(env, diary):
 def test_markdown_and_paths(env, diary):
     markdown = run_script("recent", "--top", "2", env=env, memories=diary, check=True).stdout
     assert markdown.startswith("### 1. Today late  _(ended: ")
-    assert f"### 2. Today early  _(ended: {_day(0)}T09:30:00+09:00, 30分)_" in markdown
+    assert f"### 2. Today early  _(ended: {_day(0)}T09:30:00+09:00, 30 min)_" in markdown  # English, as the rest
+
+
+def test_each_kind_is_labelled_with_what_its_time_means(env, diary):
+    markdown = run_script("recent", "--kind", "all", env=env, memories=diary, check=True).stdout
+    assert f"### 3. Yesterday's page  _(archived: {_day(1)} 08:00:00)_" in markdown
+    assert f"### 4. Meeting  _(held: {_day(2)} 10:00:00)_" in markdown
+    assert "_(ended: " in markdown and "分" not in markdown
     paths = run_script("recent", "--kind", "web", "--format", "paths", env=env, memories=diary, check=True).stdout
     assert paths.strip() == str(diary.root / f"raw/web/{_day(1)}/080000_page.md")
 
@@ -100,6 +108,15 @@ def test_missing_directory(env, tmp_path):
     assert result.returncode == 3
 
 
+@pytest.mark.skipif(os.path.exists("/Volumes/memory"), reason="this machine has the default memories folder")
+def test_the_missing_default_folder_says_how_to_set_one_on_linux_too(env):
+    for script in ("recent", "search"):
+        result = run_script(script, *(["x"] if script == "search" else []), env=env)  # no MEMORIES_DIR
+        assert result.returncode == 3 and result.stderr.count("\n") == 1, result.stderr
+        assert "/Volumes/memory (the default, a macOS volume) not found" in result.stderr
+        assert "export MEMORIES_DIR=~/memories` on Linux" in result.stderr
+
+
 def test_only_the_newest_folders_and_the_printed_files_are_read(memories, monkeypatch):
     from memory_search.directory import recent
 
@@ -107,9 +124,9 @@ def test_only_the_newest_folders_and_the_printed_files_are_read(memories, monkey
         for clock in ("080000", "120000", "180000"):
             memories.session(_day(day), clock, f"day {day} at {clock}", "body", project="p" if day % 2 else "q")
     listed, read = [], []
-    real_listdir, real_read = recent.os.listdir, recent.read_record
+    real_listdir, real_read = recent.os.listdir, recent.memory_record
     monkeypatch.setattr(recent.os, "listdir", lambda path: listed.append(path) or real_listdir(path))
-    monkeypatch.setattr(recent, "read_record", lambda *args: read.append(args[1]) or real_read(*args))
+    monkeypatch.setattr(recent, "memory_record", lambda *args: read.append(args[1]) or real_read(*args))
 
     records = recent.list_recent(memories.root, kind="all", top=4)
     assert [record.title for record in records] == ["day 0 at 180000", "day 0 at 120000", "day 0 at 080000",

@@ -34,18 +34,20 @@ def install_locked(python: str, lock: str) -> int:
     total, done, started = pins(lock), 0, time.monotonic()
     command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off",
                "--require-hashes", "--no-deps", "-r", lock]
-    say(f"installing the {total} pinned packages of {os.path.relpath(lock, ROOT)} (pip)")
+    say(f"installing the pinned packages of {os.path.relpath(lock, ROOT)} (pip): {total} pins, those for other "
+        "platforms or Pythons left out")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     shown: list[str] = []
     for line in process.stdout:
         shown.append(line)
         words = line.split()
-        if line.startswith(("Collecting ", "Requirement already satisfied: ")):
-            done += 1
-            name = words[1] if line.startswith("Collecting ") else words[3]
+        if line.startswith(("Collecting ", "Processing ", "Requirement already satisfied: ")):
+            done += 1  # Processing: a wheel from a local folder or index, named by its file
+            name = (words[1] if line.startswith("Collecting ") else words[3] if line.startswith("Requirement")
+                    else "==".join(os.path.basename(words[1]).split("-")[:2]))
             say(f"[{done}/{total}] {name} ({time.monotonic() - started:.0f} s)")
         elif line.startswith("Ignoring "):
-            done += 1  # a pin for another platform or Python
+            total -= 1  # a pin for another platform or Python: pip names them all before it collects any
         elif line.startswith("Installing collected packages:"):
             count = len(line.split(":", 1)[1].split(","))
             say(f"unpacking {count} packages into the environment ({time.monotonic() - started:.0f} s so far)")

@@ -202,8 +202,12 @@ class Settings:
         """What to say when the memories directory is not there."""
         if not self.memories_dir_given and self.setup_hint:
             return f"no memories folder is set: {self.setup_hint}"
-        return (f"memories directory {self.memories_root} not found: "
-                + (self.setup_hint or "set MEMORIES_DIR to your memories folder"))
+        if self.setup_hint:
+            return f"memories directory {self.memories_root} not found: {self.setup_hint}"
+        if str(self.memories_root) == DEFAULT_MEMORIES_DIR:  # the original skill's macOS volume: say what else
+            return (f"memories directory {DEFAULT_MEMORIES_DIR} (the default, a macOS volume) not found: set "
+                    "MEMORIES_DIR to your memories folder, e.g. `export MEMORIES_DIR=~/memories` on Linux")
+        return f"memories directory {self.memories_root} not found: set MEMORIES_DIR to your memories folder"
 
     @property
     def memories_root(self) -> Path:

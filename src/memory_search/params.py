@@ -29,8 +29,8 @@ class Parameter:
     help: str  # one line, for --help
     description: str = ""  # for MCP clients and HTTP documentation; default: help
     choices: tuple[str, ...] = ()
-    minimum: int | None = None
-    maximum: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
     default: object = None
     flag: str = ""  # the command-line spelling; default --name-with-dashes
     metavar: str | None = None
@@ -65,6 +65,8 @@ class Parameter:
         if kind == "number":
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
                 raise ParameterError(self.name, f"{P} {quoted(raw)} is not a number: give one like 0.5")
+            if (self.minimum is not None and raw < self.minimum) or (self.maximum is not None and raw > self.maximum):
+                raise ParameterError(self.name, f"{P} {raw:g} is out of range: give a number in {self.range_text}")
             return float(raw)
         if kind == "boolean":
             if not isinstance(raw, bool):
@@ -135,6 +137,10 @@ class Parameter:
                 schema["maximum"] = self.maximum
         elif kind == "number":
             schema = {"type": "number"}
+            if self.minimum is not None:
+                schema["minimum"] = self.minimum
+            if self.maximum is not None:
+                schema["maximum"] = self.maximum
         elif kind == "boolean":
             schema = {"type": "boolean"}
         elif kind == "date":
@@ -200,7 +206,8 @@ PARAMETERS: dict[str, Parameter] = {parameter.name: parameter for parameter in (
               "hit outside the window has window.inside false.", default=True),
     Parameter("min_score", "number", "drop hits whose relevance score (0..1, every mode) is below this",
               "Drop hits whose relevance score is below this: the estimated probability that the hit answers "
-              "the query, 0..1, on the same scale in every mode (0.5: likely an answer; none by default)."),
+              "the query, 0..1, on the same scale in every mode (0.5: likely an answer; none by default).",
+              minimum=0, maximum=1),
     Parameter("path", "text", "a memory's path",
               "The memory: an absolute path from a result, or a path relative to the memories directory."),
     Parameter("start_line", "integer", "first line to return", "First line to return (default 1).",

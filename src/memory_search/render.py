@@ -9,6 +9,9 @@ from .directory.records import text_or_none
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"
+# What a record's time is, by kind: a session summary is written when the session ends, a web page when it
+# is archived, minutes when the meeting is held. The labels are English, as the rest of the output is.
+RECORD_TIME_LABELS = {"session": "ended", "web": "archived", "minutes": "held"}
 
 # C0 controls, DEL and C1 controls, shown as \xNN: a memory's text could otherwise retitle the terminal,
 # plant a hyperlink, clear the screen or start a new line that looks like another result.
@@ -154,8 +157,9 @@ def records_markdown(records) -> str:
     for number, record in enumerate(records, 1):
         item = record_dict(record)
         when = _line(item["ended_at"] or f"{item['date']} {item['time']}")
-        duration = f", {item['duration_minutes']:g}分" if item["duration_minutes"] is not None else ""
-        lines = [f"### {number}. {_line(record.title)}  _(ended: {when}{duration})_",
+        duration = f", {item['duration_minutes']:g} min" if item["duration_minutes"] is not None else ""
+        label = RECORD_TIME_LABELS.get(record.kind, "dated")
+        lines = [f"### {number}. {_line(record.title)}  _({label}: {when}{duration})_",
                  f"- **path**: `{_line(record.path)}`"]
         details = [f"**kind**: {record.kind}"]
         if record.project:
@@ -194,7 +198,8 @@ def status_text(status: dict) -> str:
     lines = [
         f"index of {status['memories_dir']} ({status['table']})",
         f"  {status['files']} files, {status['chunks']} chunks, {status['index_bytes'] / 1048576:.1f} MB"
-        + _parts_text(status.get("index_parts") or {}, status["chunks"]),
+        + _parts_text(status.get("index_parts") or {}, status["chunks"])
+        + (f"; {status['skipped']} skipped file(s) not counted (unreadable, below)" if status.get("skipped") else ""),
         f"  model {status['model']['provider']}/{status['model']['model']} ({status['model']['dimension']} dimensions)",
         f"  last indexed {status['last_indexed_at'] or 'never'}"
         + ("; an indexer is running now" + _progress_text(status.get("progress")) if status.get("building") else ""),

@@ -336,6 +336,19 @@ def read_memory(memory_file: MemoryFile) -> tuple[Memory, str]:
     return parse_memory(memory_file.path, memory_file.relpath, text), text
 
 
+def memory_record(path: str, relpath: str) -> Record | None:
+    """The record of a file read as index.py reads it, or None when index.py skips it (binary, not UTF-8, empty,
+    too large, frontmatter it cannot read): what counts as a memory, for the readers that use no index. A file
+    the system will not let us read just now gets a record from its path alone, as it may well be one."""
+    try:
+        memory, _ = read_memory(MemoryFile(path, relpath, os.stat(path).st_size, 0))
+    except (UnreadableMemory, OSError):
+        return make_record(path, relpath, {}, "")
+    except BadMemory:
+        return None
+    return memory.record
+
+
 def read_bytes(path: str, limit: int) -> bytes:
     """At most `limit` bytes of a regular file; anything else (a FIFO, a device) is refused without
     blocking. Raises BadMemory, UnreadableMemory when the system refused to open or read it."""

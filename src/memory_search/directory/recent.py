@@ -10,7 +10,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from ..errors import UsageError, quoted
-from .files import name_problem, read_record, require_directory
+from .files import memory_record, name_problem, require_directory
 from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 
 RECENT_KINDS = RAW_KINDS + ("all",)
@@ -75,7 +75,9 @@ def _newest(folders: list[tuple[str, str, str]], top: int, project: str | None,
             path = os.path.abspath(os.path.join(folder, name))
             if name_problem(relpath) or not _regular(path):
                 continue
-            record = read_record(path, relpath)
+            record = memory_record(path, relpath)
+            if record is None:  # a file index.py skips (binary, broken frontmatter) is no record here either
+                continue
             if project is not None and (record.project or "") != project:
                 continue
             records.append(record)

@@ -342,7 +342,9 @@ EXPORT_EXAMPLES = """\
 @command(EXPORT_EXAMPLES, exit_codes=exit_codes_help(
     "bad flag or filter, an output that is not a regular file", failure="database, the output cannot be written"))
 @click.option("--format", "output_format", type=click.Choice(["jsonl", "json", "csv"]), default="jsonl",
-              show_default=True, help="JSON Lines, one JSON array, or CSV (UTF-8 with BOM and header, all quoted)")
+              show_default=True, help="JSON Lines, one JSON array, or CSV (UTF-8, a header, every cell quoted; "
+                                      "a byte-order mark only in a file written with --output, for spreadsheets, "
+                                      "never on stdout)")
 @click.option("--output", metavar="FILE", help="write here (appears only when complete) instead of stdout")
 @click.option("--with-vectors", is_flag=True, help="add each chunk's embedding as a list of floats")
 @option("scope")

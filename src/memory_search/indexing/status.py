@@ -24,7 +24,11 @@ def index_status(conn, settings) -> dict:
         "SELECT coalesce(kind, 'other'), status, count(DISTINCT filename), count(*), "
         "count(*) FILTER (WHERE embedding IS NULL) FROM {} GROUP BY 1, 2 ORDER BY 1, 2").format(
         tables.sql("chunks"))).fetchall()
-    files = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(tables.sql("files"))).fetchone()[0]
+    # A file index.py skipped (binary, not UTF-8, broken frontmatter) has a row that remembers why; it is no
+    # memory, so it is counted apart, as the per-kind rows, --verify and the graph leave it out.
+    files, skipped = conn.execute(sql.SQL(
+        "SELECT count(*) FILTER (WHERE error IS NULL), count(*) FILTER (WHERE error IS NOT NULL) FROM {}").format(
+        tables.sql("files"))).fetchone()
     parts = index_parts(conn, tables)
     plan = Indexer(settings).plan(conn) if not settings.remote else None  # the files are on another machine
     unreadable = unreadable_files(conn, tables)
@@ -34,6 +38,7 @@ def index_status(conn, settings) -> dict:
         "memories_dir": str(root),
         "table": tables.chunks,
         "files": files,
+        "skipped": skipped,  # files index.py could not index, each in `unreadable` with its reason
         "chunks": sum(row[3] for row in groups),
         "embedded": sum(row[3] for row in groups) - waiting,
         # Chunks searchable by keyword whose embedding a run has yet to compute (keyword-first indexing).

@@ -100,6 +100,10 @@ class Layout:
         """Chunks an indexer has written but not embedded yet (found by keywords only meanwhile)."""
         return 0
 
+    def skip_reason(self, conn, filename: str) -> str | None:
+        """Why index.py left a file out of the index (binary, broken frontmatter...), or None."""
+        return None
+
     def indexed_state(self, conn, paths: list[str]) -> dict[str, tuple[int, int]] | None:
         """path -> (size, mtime_ns) as indexed, or None when the layout does not record it."""
         return None
@@ -299,6 +303,11 @@ class ManagedLayout(Layout):
     def waiting_for_embeddings(self, conn) -> int:
         return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NULL").format(
             self.tables.sql("chunks"))).fetchone()[0]
+
+    def skip_reason(self, conn, filename):
+        row = conn.execute(sql.SQL("SELECT error FROM {} WHERE filename = %s").format(self.tables.sql("files")),
+                           (filename,)).fetchone()
+        return row[0] if row else None
 
     def indexed_state(self, conn, paths):
         rows = conn.execute(sql.SQL("SELECT filename, size, mtime_ns FROM {} WHERE filename = ANY(%s)").format(

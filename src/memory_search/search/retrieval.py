@@ -279,6 +279,10 @@ class Searcher:
         Scores stay cosine similarities: the relevance model is fitted on questions, not on whole memories."""
         vectors = self.layout.vectors_of(self.conn, filename)
         if not vectors:
+            reason = self.layout.skip_reason(self.conn, filename)
+            if reason:  # running index.py again would skip it again
+                raise MemoryNotFound(f"{filename} is not a memory index.py can read ({reason}), so it has nothing "
+                                     "similar: fix the file or leave it out")
             raise MemoryNotFound(f"{filename} is not in the index: run index.py, or check the path")
         centroid = [sum(values) / len(vectors) for values in zip(*vectors)]
         return self._run(request, centroid, None, exclude=filename, scored=False)
