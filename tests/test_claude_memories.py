@@ -234,3 +234,26 @@ def test_a_project_folder_is_found_from_its_encoded_name_whatever_its_characters
     check()
     shutil.rmtree(base)
     assert project_folder("-no-such-folder-anywhere") is None and project_folder("relative") is None
+
+
+def test_the_setting_and_the_plugin_option_name_the_claude_folders(tmp_path):
+    from memory_search.config import Settings
+    from memory_search.faces.plugin import session_environment
+
+    home = str(tmp_path)
+
+    def folders(**environ) -> tuple[Path, ...]:
+        return Settings.from_env({"HOME": home, **environ}, cwd=home).claude_code
+
+    assert folders() == folders(MEMORIES_CLAUDE_CODE="false") == folders(MEMORIES_CLAUDE_CODE="0") == ()
+    assert folders(MEMORIES_CLAUDE_CODE="1") == folders(MEMORIES_CLAUDE_CODE="true") == (tmp_path / ".claude",)
+    assert folders(MEMORIES_CLAUDE_CODE="on", CLAUDE_CONFIG_DIR="/srv/claude") == (Path("/srv/claude"),)
+    assert folders(MEMORIES_CLAUDE_CODE=f"~/a{os.pathsep}/b") == (tmp_path / "a", Path("/b"))
+
+    manifest = json.loads((SCRIPTS.parent / ".claude-plugin/plugin.json").read_text())
+    option = manifest["userConfig"]["claude_code_memories"]
+    assert (option["type"], option["default"]) == ("boolean", False)
+    assert manifest["mcpServers"]["memory-search"]["env"]["MEMORIES_CLAUDE_CODE"] == \
+        "${user_config.claude_code_memories}"
+    exported = session_environment({"CLAUDE_PLUGIN_OPTION_CLAUDE_CODE_MEMORIES": "true"})  # the hooks' side
+    assert exported["MEMORIES_CLAUDE_CODE"] == "true"
