@@ -169,7 +169,7 @@ def printable(relpath: str) -> str:
 
 @dataclass(frozen=True)
 class MemoryFile:
-    """A file found in the memories directory, before it is read."""
+    """A file found in the memories directory (or another source's folder, sources.py), before it is read."""
 
     path: str  # absolute
     relpath: str  # inside the memories directory; a file of another source's is its absolute path

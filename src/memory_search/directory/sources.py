@@ -1,7 +1,7 @@
 """Where memories come from: the memories directory, and the folders of other kinds of notes beside it.
 
-One mechanism: a list of sources, each a root folder, the files it takes in (globs) and the kind its records
-get. The memories directory is the first (its records' kinds come from its layout); with the setting
+One mechanism: a list of sources (sources()), each a root folder, the files it takes in (globs) and the kind
+its records get. The memories directory is the first (its records' kinds come from its layout); with the setting
 MEMORIES_CLAUDE_CODE, Claude Code's own memories follow, as records of kind `claude`:
 
   <claude>/CLAUDE.md                                   the user's instructions for every project
@@ -180,30 +180,37 @@ def other_sources(settings, listing: Listing | None = None) -> list[Source]:
     return claude_sources(tuple(settings.claude_code), listing.out_of_reach, listing.unfound)
 
 
+def sources(settings, include=(), listing: Listing | None = None) -> list[Source]:
+    """Every source, the memories directory first (`include`: the index's selection of its files)."""
+    return [Source(settings.memories_root, None, tuple(include or ())), *other_sources(settings, listing)]
+
+
 def list_sources(settings, include=(), exclude=()) -> Listing:
-    """Every memory file of every source: the memories directory's (include/exclude apply to it; raises
-    MemoriesMissing or MemoriesUnreachable as discover() does), then the other sources'. A file two sources
-    take in is listed once, by the first; another source's root that cannot be looked at is in out_of_reach."""
-    found, skipped = discover(settings.memories_root, include, exclude)
-    listing = Listing(found, skipped)
-    sources = other_sources(settings, listing)
-    seen = {memory_file.path for memory_file in found}
-    for source in sources:
+    """Every memory file of every source, each source listed by discover(). The memories directory's files
+    keep their path inside it (include/exclude apply to them; a directory missing or out of reach raises
+    MemoriesMissing or MemoriesUnreachable); another source's are named by their absolute path, and its root
+    that cannot be looked at now is in out_of_reach. A file two sources take in is listed once, by the first."""
+    listing = Listing()
+    seen: set[str] = set()
+    for source in sources(settings, include, listing):
+        memories = source.kind is None
         try:
-            files, left_out = discover(source.root, source.include)
+            files, left_out = discover(source.root, source.include, exclude if memories else ())
         except (MemoriesMissing, MemoriesUnreachable):
+            if memories:
+                raise
             reason = _reason(source.root)
             if reason != "not found" or source.inside is None or not source.inside.is_dir():
                 listing.out_of_reach[str(source.root)] = reason
             continue  # a project without .claude/ holds nothing there
-        listing.roots.append(source.root)
-        for memory_file in files:
-            if memory_file.path in seen:
-                continue
-            seen.add(memory_file.path)
-            listing.found.append(replace(memory_file, relpath=memory_file.path, kind=source.kind,
-                                         project=source.project_of(memory_file.relpath)))
-        listing.skipped += [replace(item, relpath=os.path.join(str(source.root), item.relpath)) for item in left_out]
+        if not memories:
+            listing.roots.append(source.root)
+            files = [replace(memory_file, relpath=memory_file.path, kind=source.kind,
+                             project=source.project_of(memory_file.relpath)) for memory_file in files]
+            left_out = [replace(item, relpath=os.path.join(str(source.root), item.relpath)) for item in left_out]
+        listing.found += [memory_file for memory_file in files if memory_file.path not in seen]
+        seen.update(memory_file.path for memory_file in files)
+        listing.skipped += left_out
     return listing
 
 
