@@ -198,7 +198,26 @@ class Memories:
         if self.settings.remote:
             raise MemoryNotFound(f"the memories of this index are on another machine ({self.root}): read {path} there")
         require_directory(self.root, self.settings.missing_memories())
+        elsewhere = self._elsewhere(path)
+        if elsewhere is not None:  # a file of another source (Claude Code's memories), read the same safe way
+            source, inside = elsewhere
+            return read(source.root, str(inside), start_line, end_line, limit or READ_LIMIT)
         return read(self.root, str(path), start_line, end_line, limit or READ_LIMIT)
+
+    def _elsewhere(self, path: str):
+        """(source, path inside its root) of a file of another source (directory/sources.py) named by its
+        absolute path, or None for anything else."""
+        from .directory.sources import owner
+
+        given = os.path.abspath(os.path.expanduser(str(path))) if str(path).strip() else ""
+        if not given or relative_path(given, self.root) is not None:
+            return None
+        return owner(self.settings, given)
+
+    def source_of(self, path: str):
+        """The directory.sources.Source the file at `path` belongs to, when it is not the memories directory's."""
+        elsewhere = self._elsewhere(path)
+        return elsewhere[0] if elsewhere else None
 
     def document(self, path: str):
         """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
@@ -211,6 +230,9 @@ class Memories:
         if not str(path).strip():
             raise UsageError("the path is empty: give a memory's path")
         relative = relative_path(Path(path).expanduser(), self.root)
+        elsewhere = self._elsewhere(path) if relative is None else None
+        if elsewhere is not None:
+            return str(elsewhere[0].root / elsewhere[1])
         if relative is None:
             raise PathOutside(f"{path} is outside the memories directory {self.root}: give a path inside it")
         # A link inside the directory names the memory it leads to, indexed under that memory's own path.
@@ -232,8 +254,27 @@ class Memories:
         from .directory.recent import list_recent
 
         dates = params.check({"since": since, "until": until})
+        if kind == "claude":
+            return self._recent_claude(top, project, days, dates["since"], dates["until"])
         return list_recent(self.root, kind=kind, top=top, project=project, days=days, since=dates["since"],
                            until=dates["until"], missing=self.settings.missing_memories(), warn=self.warn)
+
+    def _recent_claude(self, top: int, project: str | None, days: int | None, since, until) -> list:
+        """Claude Code's memories last changed first (directory/sources.py), when the settings take them in."""
+        import datetime as dt
+
+        from .directory.sources import recent_claude
+
+        require_directory(self.root, self.settings.missing_memories())
+        if not self.settings.claude_code:
+            self.warn("Claude Code's memories are not read: set MEMORIES_CLAUDE_CODE=1 to take them in")
+            return []
+        if days is not None:
+            try:
+                since = max(since or dt.date.min, dt.date.today() - dt.timedelta(days=days))
+            except OverflowError:  # further back than dates go: no limit
+                pass
+        return recent_claude(self.settings, top, project, since, until)
 
     def export(self, filters: Filters | None = None, with_vectors: bool = False):
         """Every indexed chunk that passes the filters, as dicts in path and chunk order, streamed; all of

@@ -34,7 +34,11 @@ Environment:
                                 $XDG_STATE_HOME/memory-search/searches.jsonl
   MEMORIES_AUTO_INDEX=1         a search whose index is missing or behind
                                 starts index.py in the background (the plugin
-                                sets it)"""
+                                sets it)
+  MEMORIES_CLAUDE_CODE=1        also index Claude Code's own memories (auto
+                                memory, CLAUDE.md files) as kind claude, from
+                                $CLAUDE_CONFIG_DIR or ~/.claude; or a list of
+                                Claude folders, separated by :"""
 
 RECENT_ENVIRONMENT_HELP = """\b
 Environment:
@@ -150,6 +154,7 @@ class Settings:
     setup_hint: str | None = None  # how to set the memories folder where these settings come from (a plugin's)
     auto_index: bool = False  # searches start index.py in the background when the index is missing or behind
     remote: bool = False  # the memories are on another machine: answer from the index alone (a team server)
+    claude_code: tuple[Path, ...] = ()  # Claude Code folders whose memories are indexed too (directory/sources.py)
 
     @classmethod
     def from_env(cls, env=None, cwd: str | None = None) -> "Settings":
@@ -188,6 +193,8 @@ class Settings:
             daemon=not _truthy(get("MEMORIES_NO_DAEMON")),
             search_log=state_dir / "searches.jsonl" if _truthy(get("MEMORIES_SEARCH_LOG")) else None,
             state_dir=state_dir,
+            claude_code=tuple(path(folder) for folder in _claude_folders(get("MEMORIES_CLAUDE_CODE"),
+                                                                          get("CLAUDE_CONFIG_DIR"))),
         )
 
     def with_overrides(self, **changes) -> "Settings":
@@ -213,6 +220,17 @@ class Settings:
     def memories_root(self) -> Path:
         """The memories directory as an absolute path, as given (symlinks kept, like the recording side)."""
         return Path(os.path.abspath(self.memories_dir))
+
+
+def _claude_folders(value: str | None, config_dir: str | None) -> list[str]:
+    """The Claude Code folders MEMORIES_CLAUDE_CODE asks for: none when unset or off; Claude Code's own folder
+    ($CLAUDE_CONFIG_DIR, else ~/.claude) for 1, true, yes or on; else the folders it lists, separated by the
+    system's path separator (: or ;)."""
+    if not value or not _truthy(value):
+        return []
+    if value.lower() in ("1", "true", "yes", "on"):
+        return [config_dir or "~/.claude"]
+    return [folder.strip() for folder in value.split(os.pathsep) if folder.strip()]
 
 
 def _truthy(value: str | None) -> bool:

@@ -105,6 +105,7 @@ def hit_dict(hit, explain: bool = False, window=None) -> dict:
         "title": record.title,
         "status": record.status,
         "kind": record.kind,
+        "project": record.project,
         "date": record.date.isoformat() if record.date else None,
         "start_line": hit.start_line,
         "end_line": hit.end_line,

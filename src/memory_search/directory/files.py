@@ -121,6 +121,20 @@ def matches_glob(relpath: str, pattern: str) -> bool:
     return _glob_regex(pattern).match(relpath) is not None
 
 
+def may_hold(folder: str, pattern: str) -> bool:
+    """Whether a folder (relative, with /) may hold a file the glob matches: the walk skips those that cannot
+    (Claude Code's folder holds far more than its memories)."""
+    parts, steps = folder.split("/"), pattern.split("/")
+    for index, part in enumerate(parts):
+        if index >= len(steps) - 1:
+            return "**" in steps[index:]
+        if "**" in steps[index]:
+            return True
+        if not matches_glob(part, steps[index]):
+            return False
+    return True
+
+
 def is_excluded(relpath: str, excludes=DEFAULT_EXCLUDES) -> bool:
     parts = relpath.split("/")
     for pattern in excludes:
@@ -155,12 +169,14 @@ def printable(relpath: str) -> str:
 
 @dataclass(frozen=True)
 class MemoryFile:
-    """A file found in the memories directory, before it is read."""
+    """A file found in the memories directory (or another source's folder, sources.py), before it is read."""
 
     path: str  # absolute
-    relpath: str
+    relpath: str  # inside the memories directory; a file of another source's is its absolute path
     size: int
     mtime_ns: int
+    kind: str | None = None  # set by a source whose records are all of one kind (sources.py)
+    project: str | None = None  # the project a source's folder tells
 
 
 @dataclass
@@ -224,7 +240,8 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
                             skipped.append(Skipped(rel, "unreadable (dangling link)"))
                     continue
                 if entry.is_dir():
-                    if not is_excluded(rel + "/x", excludes) and not entry.is_symlink():
+                    if not is_excluded(rel + "/x", excludes) and not entry.is_symlink() \
+                            and (not include or any(may_hold(rel, pattern) for pattern in include)):
                         stack.append(Path(entry.path))
                     continue
                 if not entry.name.endswith(".md") or is_excluded(rel, excludes):
@@ -272,13 +289,15 @@ def out_of_reach(root: Path, skipped: list[Skipped], allow_removal: bool = False
         return emptied[folder]
 
     def lookup(path: str) -> Skipped | None:
-        if unreachable:
-            where = path
-            while len(where) > len(top):
-                if where in unreachable:
-                    return unreachable[where]
-                where = os.path.dirname(where)
-        if allow_removal or len(path) <= len(top):
+        where = path
+        while unreachable and where != top:  # up to the root, or to / for a file of another source
+            if where in unreachable:
+                return unreachable[where]
+            parent = os.path.dirname(where)
+            if parent == where:
+                break
+            where = parent
+        if allow_removal or not path.startswith(top + os.sep):
             return None
         return emptied_on_the_way(os.path.dirname(path))
 
@@ -333,7 +352,7 @@ def read_memory(memory_file: MemoryFile) -> tuple[Memory, str]:
         raise BadMemory("not UTF-8 text") from None
     if not text.strip():
         raise BadMemory("empty")
-    return parse_memory(memory_file.path, memory_file.relpath, text), text
+    return parse_memory(memory_file.path, memory_file.relpath, text, memory_file.kind, memory_file.project), text
 
 
 def memory_record(path: str, relpath: str) -> Record | None:
@@ -373,11 +392,12 @@ def read_bytes(path: str, limit: int) -> bytes:
         os.close(handle)
 
 
-def parse_memory(path: str, relpath: str, text: str) -> Memory:
+def parse_memory(path: str, relpath: str, text: str, kind: str | None = None, project: str | None = None) -> Memory:
+    """kind/project: what the file's source tells (sources.py), over its path and frontmatter."""
     metadata, body, body_start_line = split_frontmatter(text)
     if not body.strip() and not metadata:
         raise BadMemory("empty")
-    return Memory(make_record(path, relpath, metadata, body), body, body_start_line)
+    return Memory(make_record(path, relpath, metadata, body, kind, project), body, body_start_line)
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
@@ -429,15 +449,15 @@ def _load_yaml(block: str):
     return yaml.load(block, Loader=loader)  # noqa: S506 - a SafeLoader subclass
 
 
-def read_record(path: str, relpath: str) -> Record:
+def read_record(path: str, relpath: str, kind: str | None = None, project: str | None = None) -> Record:
     """The record of a file from its head; a file that cannot be read or parsed gets a record from its
-    path alone."""
+    path alone. kind/project: what the file's source tells (sources.py)."""
     try:
         head = read_bytes(path, HEAD_BYTES).decode("utf-8-sig", "replace")
         metadata, body, _ = split_frontmatter(head)
     except BadMemory:
         metadata, body = {}, ""
-    return make_record(path, relpath, metadata, body)
+    return make_record(path, relpath, metadata, body, kind, project)
 
 
 def json_safe(value):

@@ -13,7 +13,7 @@ from ..errors import UsageError, quoted
 from .files import memory_record, name_problem, require_directory
 from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 
-RECENT_KINDS = RAW_KINDS + ("all",)
+RECENT_KINDS = RAW_KINDS + ("claude", "all")  # claude: Claude Code's memories, by when they last changed (sources.py)
 
 
 def list_recent(memories_root: Path, kind: str = "session", top: int = 10, project: str | None = None,

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 RAW_KINDS = ("session", "web", "minutes")
-KINDS = (*RAW_KINDS, "wiki")  # a record elsewhere in the directory has none
+# claude: Claude Code's own memories (auto memory and CLAUDE.md files), a source beside the directory (sources.py);
+# a record elsewhere in the directory has none
+KINDS = (*RAW_KINDS, "wiki", "claude")
 INACTIVE_STATUSES = ("superseded", "deprecated")
 
 DATE_FOLDER = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -21,8 +23,8 @@ class Record:
     """What is known about one memory without reading its body."""
 
     path: str  # absolute
-    relpath: str  # inside the memories directory, with /
-    kind: str | None  # session | web | minutes | wiki
+    relpath: str  # inside the memories directory, with /; a file of another source: its absolute path
+    kind: str | None  # session | web | minutes | wiki | claude
     title: str
     status: str  # normalized: lower case, "active" when missing
     tags: tuple[str, ...] = ()
@@ -40,9 +42,10 @@ class Record:
         return self.status if key == "status" else self.frontmatter.get(key)
 
 
-def make_record(path: str, relpath: str, frontmatter: dict, body: str = "") -> Record:
+def make_record(path: str, relpath: str, frontmatter: dict, body: str = "", kind: str | None = None,
+                project: str | None = None) -> Record:
     """The record of a file, from its path and frontmatter; the title falls back to the first heading, then
-    the file name."""
+    the file name. kind/project: what the file's source tells (sources.py), over the path and frontmatter."""
     heading = _FIRST_HEADING.search(body) if body else None
     title = frontmatter.get("title")
     if title in (None, ""):
@@ -51,11 +54,11 @@ def make_record(path: str, relpath: str, frontmatter: dict, body: str = "") -> R
     return Record(
         path=path,
         relpath=relpath,
-        kind=kind_of(relpath),
+        kind=kind or kind_of(relpath),
         title=str(title),
         status=normalize_status(frontmatter.get("status")),
         tags=tuple(as_list(frontmatter.get("tags"))),
-        project=text_or_none(frontmatter.get("project")),
+        project=project or text_or_none(frontmatter.get("project")),
         date=day,
         time=clock,
         frontmatter=frontmatter,

@@ -3,13 +3,13 @@ codes. The click plumbing they share (Console, command, option, run) is console.
 
 from __future__ import annotations
 
-import os
 import time
 
 import click
 
 from .. import params
 from ..config import DATABASE_ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
+from ..directory.sources import shown_path
 from ..errors import UsageError
 from .console import (PATH_EXIT_CODES_HELP, Command, Console, Group, checked, command, exit_codes_help,
                       format_option, memories_option, option, options, run, table_option)
@@ -218,7 +218,7 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
         with library:
             plan = library.plan(include, exclude, allow_removal)
         report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
-                  "deleted": [os.path.relpath(path, settings.memories_root) for path in plan.deleted],
+                  "deleted": [shown_path(path, settings.memories_root) for path in plan.deleted],
                   "unchanged": len(plan.unchanged),
                   "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
                   "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}

@@ -44,7 +44,7 @@ CODE_DIRS = ("", "directory", "storage", "indexing", "search", "embedding", "fac
 
 # What a run reads from the environment besides the configuration: sent with each request.
 PER_CALL = ("MEMORIES_DIR", "MEMORIES_TABLE", "MEMORIES_DEBUG", "MEMORIES_SETUP_HINT", "MEMORIES_AUTO_INDEX", "COLUMNS",
-            "LINES")
+            "LINES", "MEMORIES_CLAUDE_CODE", "CLAUDE_CONFIG_DIR")
 # What selects the database, the model and the key, and so the helper: hashed, never sent. The search
 # log's switch and folder are here too, so a caller that does not log is never served by a helper that does.
 CONFIGURATION = ("MEMORIES_DATABASE_URL", "COCOINDEX_DATABASE_URL", "MEMORIES_EMBEDDING_PROVIDER",

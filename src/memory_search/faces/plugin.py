@@ -12,7 +12,8 @@ PLUGIN = "memory-search@memory-search"
 SETUP_HINT = (f"set it with /plugin configure {PLUGIN} in Claude Code (or `claude plugin configure {PLUGIN}` "
               "in a shell)")
 OPTIONS = {"MEMORIES_DIR": "MEMORIES_DIR", "DATABASE_URL": "MEMORIES_DATABASE_URL",
-           "VOYAGE_API_KEY": "VOYAGE_API_KEY"}  # CLAUDE_PLUGIN_OPTION_<key> -> the scripts' variable
+           "VOYAGE_API_KEY": "VOYAGE_API_KEY",
+           "CLAUDE_CODE_MEMORIES": "MEMORIES_CLAUDE_CODE"}  # CLAUDE_PLUGIN_OPTION_<key> -> the scripts' variable
 
 
 def session_environment(environ) -> dict[str, str]:

@@ -34,14 +34,17 @@ def start(settings: Settings) -> bool:
         marker.touch()
     except OSError:
         return False
-    _detach(settings.memories_root, marker.with_suffix(".log"))
+    _detach(settings.memories_root, marker.with_suffix(".log"), settings)
     return True
 
 
-def _detach(directory: Path, log_path: Path) -> None:
+def _detach(directory: Path, log_path: Path, settings: Settings | None = None) -> None:
     """Run this module on `directory` in a process of its own session, writing to `log_path`; it holds no
-    descriptor of this one."""
+    descriptor of this one. The run takes in the other sources `settings` name (a warm helper's own
+    environment may name others)."""
     environment = dict(os.environ)
+    if settings is not None:
+        environment["MEMORIES_CLAUDE_CODE"] = os.pathsep.join(map(str, settings.claude_code)) or "0"
     package_parent = str(Path(__file__).resolve().parent.parent.parent)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,8 +16,9 @@ from ..storage.database import connect
 from ..embedding import ModelSpec, choose_spec, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
 from ..hints import command
-from ..directory.files import (BadMemory, MemoryFile, Skipped, UnreadableMemory, discover, out_of_reach, read_memory,
+from ..directory.files import (BadMemory, MemoryFile, Skipped, UnreadableMemory, out_of_reach, read_memory,
                        require_directory)
+from ..directory.sources import list_sources, shown_path
 from ..directory.records import record_date
 from .run_progress import RunProgress
 from ..storage.schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
@@ -89,7 +91,7 @@ def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root:
         if where is None:
             plan.deleted.append(path)
             continue
-        relpath = Path(path).relative_to(root).as_posix()
+        relpath = shown_path(path, root)
         if where.emptied:
             plan.emptied[where.relpath] = where.reason
             plan.unreachable.append((relpath, f"its folder {where.relpath} {where.reason}"))
@@ -129,6 +131,7 @@ class Indexer:
         self._run: RunProgress | None = None  # the progress of the run under way, recorded in the index
         self.live = self.tables = ManagedTables.of(self.root)
         self._indexed: dict[str, writer.FileState] = {}  # what the index held when this run began
+        self._kept: list[Skipped] = []  # where another source could not be looked at (sources.Listing.kept)
 
     def _check_root(self):
         require_directory(self.root, self.settings.missing_memories())
@@ -150,10 +153,11 @@ class Indexer:
     def plan(self, conn) -> Plan:
         self._check_root()
         include, exclude = self.selection(conn)
-        found, bad = discover(self.root, include, exclude)
+        listing = list_sources(self.settings, include, exclude)
         indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
-        plan = compare(found, indexed, self.root, bad, self.allow_removal)
-        plan.bad, plan.indexed = bad, indexed
+        self._kept = listing.kept(indexed, self.root)
+        plan = compare(listing.found, indexed, self.root, listing.skipped + self._kept, self.allow_removal)
+        plan.bad, plan.indexed = listing.skipped, indexed
         return plan
 
     def run(self, rebuild: bool = False, wait: bool = True) -> IndexStats:
@@ -238,7 +242,7 @@ class Indexer:
         self._indexed = plan.indexed
         if self.tables is not self.live:  # a rebuild starts empty: what it cannot reach would be lost at the swap
             self._indexed = writer.indexed_files(conn, self.live) if read_meta(conn, self.live) else {}
-            lost = compare([], self._indexed, self.root, plan.bad, self.allow_removal).unreachable
+            lost = compare([], self._indexed, self.root, plan.bad + self._kept, self.allow_removal).unreachable
             if lost:
                 raise RebuildWouldLose(*lost[0])
         stats = IndexStats(total=len(plan.new) + len(plan.changed) + len(plan.unchanged))
@@ -306,8 +310,10 @@ class Indexer:
     def _unreadable(self, conn, memory_file: MemoryFile, error: UnreadableMemory, stats: IndexStats) -> None:
         """A file the system would not let us read: gone when it no longer exists (and the directory still
         does); otherwise out of reach for now, so what the index holds of it stays, and the next run tries again."""
-        if error.gone:
+        if memory_file.kind is None and error.gone:
             require_directory(self.root, self.settings.missing_memories())  # not a directory that went away
+        # Another source's file is gone when its folder is still there; else that folder went away (kept).
+        if error.gone and (memory_file.kind is None or os.path.isdir(os.path.dirname(memory_file.path))):
             if memory_file.path in self._indexed and self.tables is self.live:
                 writer.delete_files(conn, self.tables, [memory_file.path])
                 stats.deleted += 1
@@ -370,18 +376,17 @@ def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0,
     watched until it is back."""
     indexer = Indexer(settings, include, exclude, progress, embedders=embedders, allow_removal=allow_removal)
     include, exclude = include or (), exclude or ()
-    root = Path(settings.memories_root)
     indexer._check_root()
-    last = _signature(root, include, exclude)  # before the run: no change slips by
+    last = _signature(settings, include, exclude)  # before the run: no change slips by
     on_run(indexer.run())
     while not should_stop():
         time.sleep(interval)
-        current = _signature(root, include, exclude)
+        current = _signature(settings, include, exclude)
         if current == last:
             continue
         while True:  # debounce: wait until a burst of writes is over
             time.sleep(settle)
-            settled = _signature(root, include, exclude)
+            settled = _signature(settings, include, exclude)
             if settled == current:
                 break
             current = settled
@@ -394,11 +399,12 @@ def watch(settings: Settings, include=None, exclude=None, interval: float = 2.0,
         last = current
 
 
-def _signature(root: Path, include, exclude) -> frozenset | str:
-    """What the files look like (path, size, time), or why the directory cannot be looked at."""
+def _signature(settings: Settings, include, exclude) -> frozenset | str:
+    """What the files of every source look like (path, size, time), or why the directory cannot be looked at."""
     try:
-        found, skipped = discover(root, include, exclude)
+        listing = list_sources(settings, include, exclude)
     except MemoriesMissing as error:
         return str(error)
-    return frozenset([(item.path, item.size, item.mtime_ns) for item in found]
-                     + [(item.relpath, item.reason) for item in skipped])
+    return frozenset([(item.path, item.size, item.mtime_ns) for item in listing.found]
+                     + [(item.relpath, item.reason) for item in listing.skipped]
+                     + list(listing.out_of_reach.items()))

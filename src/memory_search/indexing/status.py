@@ -78,9 +78,9 @@ def index_progress(conn, settings) -> dict:
 
 
 def _relative(path: str, root) -> str:
-    import os
+    from ..directory.sources import shown_path
 
-    return os.path.relpath(path, root)
+    return shown_path(path, root)
 
 
 def indexer_running(conn, tables: ManagedTables) -> bool:

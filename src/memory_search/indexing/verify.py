@@ -17,7 +17,8 @@ from psycopg import sql
 
 from ..config import Settings
 from ..hints import command
-from ..directory.files import BadMemory, discover, out_of_reach, read_memory, require_directory
+from ..directory.files import BadMemory, out_of_reach, read_memory, require_directory
+from ..directory.sources import list_sources
 from ..storage import packing
 from ..storage.schema import ManagedTables, columns_of, no_index, read_meta
 
@@ -69,7 +70,7 @@ def verify(conn, settings: Settings) -> Verification:
     if not meta:
         raise no_index(root)
     result = Verification()
-    check = _Checker(conn, tables, result, root)
+    check = _Checker(conn, tables, result, root, settings)
     check.files_on_disk(root, meta)
     check.chunks()
     check.postings(meta)
@@ -80,8 +81,8 @@ def verify(conn, settings: Settings) -> Verification:
 
 
 class _Checker:
-    def __init__(self, conn, tables: ManagedTables, result: Verification, root):
-        self.conn, self.tables, self.result = conn, tables, result
+    def __init__(self, conn, tables: ManagedTables, result: Verification, root, settings: Settings):
+        self.conn, self.tables, self.result, self.settings = conn, tables, result, settings
         # What mends each problem: index.py catches up with the directory; a rebuild writes every row anew
         # (index.py trusts the rows it wrote, and would not notice rows damaged from outside).
         self.reindex = command("index", "--memories", str(root))
@@ -103,10 +104,12 @@ class _Checker:
         indexed = {row[0]: row for row in self.rows(
             "SELECT filename, relpath, content_hash, error FROM {files}")}
         include, exclude = (tuple(json.loads(meta.get(key, "[]"))) for key in ("include", "exclude"))
-        found, bad = discover(root, include, exclude)
+        listing = list_sources(self.settings, include, exclude)
+        found, bad = listing.found, listing.skipped
         self.result.files = sum(1 for row in indexed.values() if row[3] is None)
         on_disk = {memory_file.path: memory_file for memory_file in found}
-        reach = out_of_reach(root, bad)  # what lies where nothing could be looked at is not missing: unknown
+        # What lies where nothing could be looked at is not missing: unknown.
+        reach = out_of_reach(root, bad + listing.kept(indexed, root))
         missing = sorted(row[1] for path, row in indexed.items() if path not in on_disk and reach(path) is None)
         if missing:
             self.problem("indexed files no longer on disk", self.reindex, missing)

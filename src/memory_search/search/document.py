@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..directory.files import BadMemory, split_frontmatter
+from ..directory.files import BadMemory, relative_path, split_frontmatter
+from ..directory.sources import shown_path
 from ..directory.records import Record, make_record
 
 DOCUMENT_LIMIT = 1_000_000  # characters shown at most; read a larger memory in parts
@@ -32,7 +33,8 @@ def document(memories, path: str) -> Document:
 
     passage = memories.read(path, 1, None, limit=DOCUMENT_LIMIT)
     root = memories.root
-    relpath = os.path.relpath(passage.path, os.path.realpath(root)).replace(os.sep, "/")
+    source = memories.source_of(passage.path)  # Claude Code's memories: kept by their absolute path
+    relpath = passage.path if source else os.path.relpath(passage.path, os.path.realpath(root)).replace(os.sep, "/")
     problem = None
     try:
         frontmatter, body, body_start = split_frontmatter(passage.text)
@@ -42,8 +44,9 @@ def document(memories, path: str) -> Document:
     try:
         for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
             if edge.target_file is not None:
-                links.setdefault(edge.target, os.path.relpath(edge.target_file, root).replace(os.sep, "/"))
+                links.setdefault(edge.target, shown_path(edge.target_file, root))
     except MemorySearchError:
         pass  # a memory is shown without its links when the index cannot be read
-    record = make_record(passage.path, relpath, frontmatter, body)
+    project = source.project_of(relative_path(passage.path, source.root).as_posix()) if source else None
+    record = make_record(passage.path, relpath, frontmatter, body, source.kind if source else None, project)
     return Document(record, frontmatter, body, body_start, passage.end_line, links, problem)

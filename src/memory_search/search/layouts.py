@@ -21,6 +21,7 @@ from ..embedding import vector_literal
 from ..text.tokens import counted_terms, is_japanese
 from .filters import Filters, matches, sql_conditions
 from ..directory.files import read_record, relative_path
+from ..directory.sources import OTHER_SOURCE_KINDS
 from ..directory.records import Record
 from .retrieval import FUSION_DEPTH, Candidate, KeywordResult
 from ..storage import packing
@@ -119,6 +120,12 @@ class Layout:
         if not self.remote and not os.path.isfile(path):  # deleted since it was indexed
             return None
         return path, str(relative)
+
+    def _path_elsewhere(self, filename: str) -> tuple[str, str] | None:
+        """(path, path) of an existing file another source (directory/sources.py) had indexed, else None."""
+        if not os.path.isabs(filename) or (not self.remote and not os.path.isfile(filename)):
+            return None
+        return filename, filename
 
     def _nearest(self, conn, columns: sql.Composable, clauses: list, params: list, vector: list[float],
                  limit: int, exact: bool = False) -> list[tuple]:
@@ -285,6 +292,8 @@ class ManagedLayout(Layout):
 
     def admit(self, candidate, filters):
         found = self._path_in_root(candidate.filename)
+        if found is None and candidate.record.kind in OTHER_SOURCE_KINDS:
+            found = self._path_elsewhere(candidate.filename)
         if found is None:
             return None
         return replace(candidate.record, path=found[0], relpath=found[1])  # the filters ran in SQL

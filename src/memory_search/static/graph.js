@@ -2,7 +2,7 @@
 // MemoryGraph.draw(svg, data, onSelect) draws /graph/data.json's nodes and edges into an <svg> element.
 "use strict";
 (function () {
-  const COLORS = { session: "#4e79a7", web: "#59a14f", minutes: "#f28e2b", wiki: "#e15759", other: "#9c9c9c" };
+  const COLORS = { session: "#4e79a7", web: "#59a14f", minutes: "#f28e2b", wiki: "#e15759", claude: "#b07aa1", other: "#9c9c9c" };
   const SVG_NS = "http://www.w3.org/2000/svg";
 
   function svg(name, attributes, parent) {
@@ -15,7 +15,7 @@
   // A force layout: springs along links, repulsion between nearby nodes (a grid keeps it linear),
   // and a pull of each kind toward its own quarter, so unlinked memories still group by kind.
   function layout(nodes, edges, width, height) {
-    const anchors = { session: [0.28, 0.3], web: [0.72, 0.3], minutes: [0.72, 0.72], wiki: [0.3, 0.7], other: [0.5, 0.5] };
+    const anchors = { session: [0.28, 0.3], web: [0.72, 0.3], minutes: [0.72, 0.72], wiki: [0.3, 0.7], claude: [0.5, 0.88], other: [0.5, 0.5] };
     const index = new Map(nodes.map((node, i) => [node.id, i]));
     const area = width * height, ideal = Math.max(18, Math.min(90, Math.sqrt(area / Math.max(nodes.length, 1)) * 0.7));
     nodes.forEach((node, i) => {  // deterministic start: a golden-angle spiral around the kind's anchor

@@ -11,7 +11,7 @@ const TEXT = {
     navGraph: "Graph", overview: "Overview", refresh: "Refresh the index", indexing: "Indexing…", barFiles: "Files",
     barEmbeddings: "Embeddings", search: "Search", placeholder: "a question or keywords, Japanese or English",
     searchButton: "Search", filters: "Filters", scope: "Kind", scopeAll: "all", kind_session: "session",
-    kind_web: "web page", kind_minutes: "minutes", kind_wiki: "wiki", kind_other: "other", project: "Project",
+    kind_web: "web page", kind_minutes: "minutes", kind_wiki: "wiki", kind_claude: "Claude Code", kind_other: "other", project: "Project",
     tags: "Tags (comma between)", since: "From", until: "To", datePlaceholder: "YYYY-MM-DD, or last week",
     superseded: "Include superseded and deprecated",
     scoreNote: "Score: the estimated probability that the memory answers the query, 0 to 1, on one scale in every " +
@@ -47,7 +47,7 @@ const TEXT = {
     overview: "概要", refresh: "インデックスを更新", indexing: "インデックス作成中…", barFiles: "ファイル",
     barEmbeddings: "埋め込み", search: "検索", placeholder: "質問やキーワード (日本語・英語)", searchButton: "検索",
     filters: "絞り込み", scope: "種類", scopeAll: "すべて", kind_session: "セッション", kind_web: "ウェブページ",
-    kind_minutes: "議事録", kind_wiki: "wiki", kind_other: "その他", project: "プロジェクト",
+    kind_minutes: "議事録", kind_wiki: "wiki", kind_claude: "Claude Code", kind_other: "その他", project: "プロジェクト",
     tags: "タグ (カンマ区切り)", since: "開始日", until: "終了日", datePlaceholder: "YYYY-MM-DD や 先週",
     superseded: "廃止・置き換え済みの記録も含める",
     scoreNote: "スコア: その記録が質問に答えている見込み (0〜1、どの検索モードでも同じ尺度)。0.5 以上なら答えである可能性が高い。",
