@@ -88,10 +88,12 @@ test-langbot-e2e: langbot-plugin
 		$(BIN)/python -m pytest -rs tests/langbot/e2e
 
 # The graph page's and the knowledge-base page's tests drive a real headless Chromium (Debian's, over the
-# DevTools protocol: no driver); without it they are skipped, saying so.
+# DevTools protocol: no driver); without it they are skipped, saying so. fonts-noto-cjk beside it: without a
+# CJK font the page's Japanese shows as boxes.
 # Not part of `test`: it needs root, apt and a few hundred MB (.ci/run installs it).
 browser:
-	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+	command -v chromium >/dev/null 2>&1 && fc-list :lang=ja 2>/dev/null | grep -q . \
+		|| (apt-get update -qq && apt-get install -y -qq chromium fonts-noto-cjk >/dev/null)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .tools build dist

@@ -69,6 +69,9 @@ def kb(tmp_path_factory, base_env, database):
                    title="A web page about pgvector")
     memories.write("raw/minutes/2026-11-03/100000_sync.md", "# Sync\n\nMinutes of a sync: 夜間バッチの見直し。",
                    kind="minutes", title="Weekly sync")
+    memories.write("wiki/invoices.md", "# Invoices\n\n**Ann**: The invoice PDF?\n**Bob**: WeasyPrint.\n"
+                   "**Ann**: Fonts?\n**Bob**: Noto Sans CJK.\n", title="Invoice PDFs",
+                   tags=["pdf", "weasyprint", "invoice"])
     memories.write("wiki/hostile.md", HOSTILE, title="<img src=x onerror=\"window.pwned='title'\">",
                    tags=["<script>window.pwned='tag'</script>"], project="<b onmouseover=alert(1)>p</b>")
     index(base_env, memories)
@@ -192,13 +195,21 @@ def test_search_answers_as_search_py_with_the_matched_words_and_the_window_of_ti
     assert "wiki/old.md" not in relpaths(q="HNSW index")
     assert "wiki/old.md" in relpaths(q="HNSW index", include_superseded="true")
     assert set(relpaths(q="HNSW index", scope="wiki")) <= {"wiki/topic.md", "wiki/hub.md", "wiki/embedded.md",
-                                                           "wiki/hostile.md"}
+                                                           "wiki/hostile.md", "wiki/invoices.md"}
     assert relpaths(q="HNSW", project="beta") == [f"raw/session/{YESTERDAY}/101010_abcd1234_s1.md"]
     assert set(relpaths(q="HNSW", tag="hnsw")) == {"wiki/topic.md", f"raw/session/{YESTERDAY}/101010_abcd1234_s1.md"}
     assert relpaths(q="HNSW", since="2026-01-01", until="2026-01-02") == []
     status, _, body = request(server["base"], "/page/search.json", q="HNSW", scope="nowhere")
     assert status == 400 and "scope" in json.loads(body)["error"]
     assert request(server["base"], "/page/search.json", q=" ")[0] == 400
+
+
+def test_the_pages_snippets_are_text_marked_at_the_words_of_the_querys_subject(server):
+    answer = get_json(server["base"], "/page/search.json", q="how do we tune the HNSW index")
+    topic = next(hit for hit in answer["hits"] if hit["relpath"] == "wiki/topic.md")
+    assert "Back to the hub. We tune the HNSW index here." in topic["snippet"]  # not [the hub](hub.md)
+    marked = {hit["snippet"][start:end].lower() for hit in answer["hits"] for start, end in hit["marks"]}
+    assert {"tune", "hnsw", "index"} <= marked <= {"tune", "tuned", "tuning", "hnsw", "index", "indexes"}
 
 
 def test_a_memory_comes_with_its_frontmatter_its_markdown_rendered_and_what_it_links_to(server):
@@ -234,7 +245,7 @@ def test_the_overview_names_the_index_its_model_embeddings_and_stale_files(serve
     overview = get_json(server["base"], "/page/overview.json")
     status = overview["status"]
     assert overview["db"] == "default" and overview["dbs"] == ["default"] and overview["refresh"] is True
-    assert status["files"] == 8 and status["chunks"] == status["embedded"] and status["waiting_for_embeddings"] == 0
+    assert status["files"] == 9 and status["chunks"] == status["embedded"] and status["waiting_for_embeddings"] == 0
     assert status["model"]["provider"] == "local" and status["last_indexed_at"] and status["building"] is False
     assert status["stale"] == {"new": [], "changed": [], "deleted": []}
     recent = get_json(server["base"], "/page/recent.json")["records"]
@@ -271,7 +282,7 @@ def test_a_refresh_needs_the_pages_own_token_and_a_same_origin_request_then_runs
                                            "Sec-Fetch-Site": "same-origin"})
         assert status == 200 and json.loads(body) == {"started": True}
         deadline = time.monotonic() + 180
-        while get_json(base, "/page/overview.json")["status"]["files"] != 9:
+        while get_json(base, "/page/overview.json")["status"]["files"] != 10:
             assert time.monotonic() < deadline, "the index run started by the page did not finish"
             time.sleep(0.5)
     finally:
@@ -455,8 +466,8 @@ def test_the_graph_is_drawn_and_a_click_on_a_node_opens_that_memory(server, chro
     _ready(page, server["base"] + "/")
     page.evaluate("document.getElementById('graph-section').scrollIntoView()")
     page.wait("document.body.dataset.nodes")
-    assert page.evaluate("document.body.dataset.nodes") == "8"
-    assert page.evaluate("document.querySelectorAll('#graph circle.node').length") == 8
+    assert page.evaluate("document.body.dataset.nodes") == "9"
+    assert page.evaluate("document.querySelectorAll('#graph circle.node').length") == 9
     assert page.evaluate("document.querySelectorAll('#graph line.edge').length") >= 4
     page.click("#graph circle[data-id='wiki/topic.md']")
     page.wait("document.body.dataset.open === 'wiki/topic.md'")
@@ -534,14 +545,78 @@ def test_the_refresh_button_starts_an_index_run_and_the_overview_follows_it(serv
     files.rmtree(f"{server['env']['XDG_STATE_HOME']}/memory-search/indexing", ignore_errors=True)  # no run lately
     page = chromium.page(1280, 900, "en-US")
     _ready(page, server["base"] + "/")
-    assert page.evaluate("document.querySelector('.figure[data-key=files] dd').textContent") == "8"
+    assert page.evaluate("document.querySelector('.figure[data-key=files] dd').textContent") == "9"
     kb.write("wiki/later.md", "# Later\n\nWritten after the index run.", title="Later")
     try:
         page.focus("#refresh")
         page.press("Enter")
         page.wait("document.getElementById('refresh-note').textContent.startsWith('An index run started')")
-        page.wait("document.querySelector('.figure[data-key=files] dd').textContent === '9'", timeout=180)
+        page.wait("document.querySelector('.figure[data-key=files] dd').textContent === '10'", timeout=180)
         assert page.exceptions == []
     finally:
         (kb.root / "wiki" / "later.md").unlink()
         index(server["env"], kb)
+
+
+def _in_view(page, element_id: str) -> bool:
+    return page.evaluate(f"(() => {{ const box = document.getElementById('{element_id}').getBoundingClientRect();"
+                         " return box.top > -5 && box.top < innerHeight - 100; })()")
+
+
+@needs_browser
+def test_results_start_high_and_a_memory_shows_its_tags_as_tags_and_its_turns_on_their_lines(server, chromium):
+    page = chromium.page(1280, 800, "en-US")
+    _ready(page, server["base"] + "/?q=" + urllib.parse.quote("invoice PDF"))
+    page.wait("document.body.dataset.results > 0")
+    first = page.evaluate("document.querySelector('#results li').getBoundingClientRect().top")
+    assert first < 300 and page.evaluate("document.getElementById('overview').getBoundingClientRect().top") > first
+    page.click("#results li[data-path='wiki/invoices.md'] a.hit")
+    page.wait("document.body.dataset.open === 'wiki/invoices.md'")
+    assert page.evaluate("[...document.querySelectorAll('#frontmatter dd.tags .badge')].map(tag => tag.textContent)"
+                         ) == ["pdf", "weasyprint", "invoice"]
+    assert "[" not in page.evaluate("document.getElementById('frontmatter').textContent")
+    lines = page.evaluate("(() => { const turns = [...document.querySelectorAll('#reader-text p')].find("
+                          "p => p.textContent.includes('Ann')); const range = document.createRange();"
+                          " range.selectNodeContents(turns);"
+                          " return new Set([...range.getClientRects()].map(box => Math.round(box.bottom))).size; })()")
+    assert lines == 4  # one turn a line, as written
+    assert page.exceptions == []
+
+
+@needs_browser
+def test_the_timeline_or_the_graph_looked_at_is_in_the_address_and_shown_again_on_reload(server, chromium):
+    page = chromium.page(1280, 800, "en-US")
+    _ready(page, server["base"] + "/?q=HNSW")
+    page.click("header nav a[href='#recent']")
+    page.wait("location.hash === '#recent'")
+    assert "q=HNSW" in page.evaluate("location.search")
+    page.goto(page.evaluate("location.href"), until="document.body.dataset.ready === '1'")
+    assert page.evaluate("document.body.dataset.results") != "" and _in_view(page, "recent")
+    page.click("header nav a[href='#graph-section']")
+    page.wait("location.hash === '#graph-section'")
+    page.goto(page.evaluate("location.href"), until="document.body.dataset.ready === '1'")
+    page.wait("document.body.dataset.nodes")
+    assert _in_view(page, "graph-section")
+    legend = page.evaluate("document.getElementById('graph-legend').textContent")
+    assert "pale: superseded or deprecated" in legend and "web page" in legend  # the pale node explained
+    page.click("#results li a.hit")  # a memory opened is the view now
+    page.wait("document.body.dataset.open")
+    assert page.evaluate("location.hash") == ""
+    assert page.exceptions == []
+
+
+@needs_browser
+def test_japanese_is_drawn_with_a_japanese_font_of_the_pages_list_not_as_boxes(server, chromium):
+    """`make browser` installs fonts-noto-cjk beside Chromium; page.css names the CJK fonts of each system."""
+    stack = re.search(r"--cjk:([^;]+);", (ROOT / "src/memory_search/static/page.css").read_text()).group(1)
+    named = {name.strip().strip('"') for name in stack.split(",")}
+    assert {"Hiragino Sans", "Yu Gothic", "Meiryo", "Noto Sans CJK JP", "Noto Sans JP", "IPAGothic"} <= named
+    page = chromium.page(1280, 800, "ja")
+    _ready(page, server["base"] + "/")
+    page.send("DOM.enable")
+    page.send("CSS.enable")
+    root = page.send("DOM.getDocument")["root"]["nodeId"]
+    title = page.send("DOM.querySelector", {"nodeId": root, "selector": "#search-title"})["nodeId"]
+    fonts = page.send("CSS.getPlatformFontsForNode", {"nodeId": title})["fonts"]
+    assert page.evaluate("document.getElementById('search-title').textContent") == "検索"
+    assert [font["familyName"] for font in fonts if font["familyName"] in named], fonts

@@ -265,6 +265,29 @@ def test_marks_are_the_words_of_a_text_the_query_matches_as_the_keyword_search_d
     assert marks("nothing here", "") == [] and marks("", "query") == []
 
 
+def test_marks_leave_out_the_words_of_a_questions_grammar():
+    """方, なる, する, what, about: words every question has, marked they only add noise to a snippet."""
+    from memory_search.search.snippets import marks
+
+    def marked(text, query):
+        return [text[start:end] for start, end in marks(text, query)]
+
+    assert marked("埋め込みモデルの選び方は、なるべく速い方にすることになる。", "埋め込みモデルの選び方はどうなる") == [
+        "埋め込みモデル", "選び"]
+    assert marked("What we decided about the embedding model", "what did we decide about the embedding model") == [
+        "decided", "embedding", "model"]
+    assert marked("It is what it is", "what is it") == []
+
+
+def test_a_snippet_for_the_page_shows_text_not_markdown():
+    from memory_search.search.snippets import plain
+
+    assert plain("**User**: see [the hub](hub.md), [[wiki/topic|Topic]] and ![[embedded]] with `pg_dump` "
+                 "and *care*; ~~old~~ | a | b | |---|---| end **cut") == (
+        "User: see the hub, Topic and embedded with pg_dump and care; old a b end cut")
+    assert plain("2 * 3 * 4 and __init__ and snake_case") == "2 * 3 * 4 and __init__ and snake_case"
+
+
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
 def test_a_pasted_page_as_query_finds_its_topic_and_explain_says_what_was_read(env, sample, mode):
     index(env, sample)

@@ -310,10 +310,3 @@ def verification_text(result) -> str:
     lines.extend(f"  problem: {_line(problem.text())}" for problem in result.problems)
     lines.extend(f"  repair: {command}" for command in result.repairs)
     return "\n".join(lines)
-
-
-def marks(text: str, query: str) -> list[tuple[int, int]]:
-    """Where the words of `text` that the query's words match stand in it, to highlight (snippets.marks)."""
-    from .search.snippets import marks
-
-    return marks(text, query)

@@ -134,7 +134,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             return {"building": False, "progress": None, "last_indexed_at": None}
 
     def search(memories, name, request) -> dict:
-        from ..render import marks
+        from ..search.snippets import marks, plain
 
         values = query_values(request, SEARCH_NAMES)
         query = values["query"]
@@ -148,8 +148,8 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             for words in window.words:
                 text = text.replace(words, " ")
         return {"query": query, "took_ms": round(took, 1), "window": window.as_dict() if window else None,
-                "hits": [{**hit_dict(hit), "relpath": hit.record.relpath, "marks": marks(hit.snippet, text)}
-                         for hit in hits]}
+                "hits": [{**hit_dict(hit), "relpath": hit.record.relpath, "snippet": plain(hit.snippet),
+                          "marks": marks(plain(hit.snippet), text)} for hit in hits]}
 
     def memory(memories, name, request) -> dict:
         from .markdown_html import render

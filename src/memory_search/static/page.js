@@ -1,7 +1,8 @@
 // The knowledge-base page: overview, search, a memory opened, recent records and the graph, over /page/*.json.
 // Every text from the server goes in as text (textContent); the one exception is a memory's body, which the
 // server renders from Markdown with raw HTML off and dangerous links removed (faces/markdown_html.py).
-// The page's state is its address: ?db=&q=&scope=&project=&tag=&since=&until=&include_superseded=true&open=PATH.
+// The page's state is its address: ?db=&q=&scope=&project=&tag=&since=&until=&include_superseded=true&open=PATH,
+// and #recent or #graph-section when the timeline or the graph is the part looked at.
 // Served with ?q=, the page holds the answer to that first search (#first-search), so it needs no second trip.
 "use strict";
 
@@ -41,6 +42,7 @@ const TEXT = {
     noRecent: "No dated records (raw/<kind>/YYYY-MM-DD/).", recentUnavailable: (text) => `Recent records: ${text}`,
     graphSummary: (nodes, edges) => `${nodes} memories, ${edges} links`, graphEmpty: "No memory is indexed yet.",
     errorPrefix: "Error: ",
+    legendInactive: "pale: superseded or deprecated", legendSize: "larger: more links",
   },
   ja: {
     skip: "検索欄へ移動", title: "メモリー", db: "DB", navSearch: "検索", navRecent: "最近の記録", navGraph: "グラフ",
@@ -75,6 +77,7 @@ const TEXT = {
     noRecent: "日付のある記録 (raw/<種類>/YYYY-MM-DD/) がありません。", recentUnavailable: (text) => `最近の記録: ${text}`,
     graphSummary: (nodes, edges) => `${nodes} 件の記録・${edges} 本のリンク`, graphEmpty: "まだ索引された記録がありません。",
     errorPrefix: "エラー: ",
+    legendInactive: "薄い色: 廃止・置き換え済み", legendSize: "大きいほどリンクが多い",
   },
 };
 
@@ -119,13 +122,15 @@ function translateStatic() {
 
 // --- the address --------------------------------------------------------------------------------
 
+const VIEWS = ["overview", "recent", "graph-section"];  // the parts of the page an address can point at
+
 function readAddress() {
   const query = new URLSearchParams(location.search);
   return {
     db: query.get("db") || "", q: query.get("q") || "", scope: query.get("scope") || "all",
     project: query.get("project") || "", tags: query.getAll("tag"), since: query.get("since") || "",
     until: query.get("until") || "", superseded: /^(1|true|yes)$/i.test(query.get("include_superseded") || ""),
-    open: query.get("open") || "",
+    open: query.get("open") || "", view: VIEWS.includes(location.hash.slice(1)) ? location.hash.slice(1) : "",
   };
 }
 
@@ -141,16 +146,23 @@ function address(state) {
   if (state.q && state.superseded) query.set("include_superseded", "true");
   if (state.open) query.set("open", state.open);
   const text = query.toString();
-  return location.pathname + (text ? "?" + text : "");
+  return location.pathname + (text ? "?" + text : "") + (state.view ? "#" + state.view : "");
 }
 
 let state = readAddress();
 
 function go(changes, replace = false) {
+  if (changes.open && !("view" in changes)) changes = { ...changes, view: "" };  // the memory opened is the view
   state = { ...state, ...changes };
   const target = address(state);
-  if (target !== location.pathname + location.search) history[replace ? "replaceState" : "pushState"](null, "", target);
+  if (target !== location.pathname + location.search + location.hash) {
+    history[replace ? "replaceState" : "pushState"](null, "", target);
+  }
   return render();
+}
+
+function showView() {  // after the parts above it are drawn, so it lands where it stays
+  if (state.view && !state.open) $(state.view).scrollIntoView({ block: "start" });
 }
 
 // --- talking to the server ----------------------------------------------------------------------
@@ -333,7 +345,7 @@ function snippetWithMarks(text, marks) {
 }
 
 function openLink(relpath, label, className) {
-  const link = element("a", { href: address({ ...state, open: relpath }), "data-open": relpath, className }, label);
+  const link = element("a", { href: address({ ...state, open: relpath, view: "" }), "data-open": relpath, className }, label);
   return link;
 }
 
@@ -403,9 +415,11 @@ function reasonText(reason) {
 }
 
 function frontmatterValue(value) {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "object") return JSON.stringify(value);
-  return String(value);
+  if (value === null || value === undefined) return element("dd", { text: "" });
+  if (Array.isArray(value) && value.every((item) => item === null || typeof item !== "object")) {
+    return element("dd", { className: "tags" }, ...value.map((item) => element("span", { className: "badge", text: String(item) })));
+  }
+  return element("dd", { text: typeof value === "object" ? JSON.stringify(value) : String(value) });
 }
 
 async function openMemory() {
@@ -433,7 +447,7 @@ async function openMemory() {
   $("reader-text").innerHTML = memory.html;  // rendered and sanitised on the server (markdown_html.py)
   const entries = Object.entries(memory.frontmatter);
   $("frontmatter").replaceChildren(...(entries.length ? entries.flatMap(([key, value]) =>
-    [element("dt", { text: key }), element("dd", { text: frontmatterValue(value) })]) : [element("dd", { text: T.noFrontmatter })]));
+    [element("dt", { text: key }), frontmatterValue(value)]) : [element("dd", { text: T.noFrontmatter })]));
   $("reader-side").hidden = !!memory.failed;
   $("related").replaceChildren(...(memory.related.length ? memory.related.map((entry) => element("li", {},
     openLink(entry.relpath, entry.title, "related-link"),
@@ -538,7 +552,7 @@ function wire() {
     const form = readForm();
     if (!form.q) return;
     searched = null;  // the same search again asks the server again
-    go({ ...form, open: "" });
+    go({ ...form, open: "", view: "" });
   });
   $("refresh").addEventListener("click", refresh);
   $("close").addEventListener("click", closeMemory);
@@ -569,6 +583,7 @@ function wire() {
     }
   });
   window.addEventListener("popstate", () => { state = readAddress(); render(); });
+  window.addEventListener("hashchange", () => { state = { ...state, view: readAddress().view }; });
 }
 
 async function start() {
@@ -576,6 +591,7 @@ async function start() {
   await render();  // the search first: the overview's count of the directory waits for it
   await Promise.all([loadOverview(), loadRecent()]);
   pollProgress();
+  showView();
   graphWhenSeen();
   document.body.dataset.ready = "1";
 }
