@@ -310,3 +310,26 @@ def verification_text(result) -> str:
     lines.extend(f"  problem: {_line(problem.text())}" for problem in result.problems)
     lines.extend(f"  repair: {command}" for command in result.repairs)
     return "\n".join(lines)
+
+
+# --- for the page ------------------------------------------------------------------------------
+
+def marks(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the words of `text` that the query's subject words match stand in it, to highlight (snippets.marks)."""
+    from .search.snippets import marks
+
+    return marks(text, query)
+
+
+def plain(snippet_text: str) -> str:
+    """A snippet as text, without the Markdown inside its lines (snippets.plain)."""
+    from .search.snippets import plain
+
+    return plain(snippet_text)
+
+
+def shown_path(path: str, root) -> str:
+    """A record's path as a listing shows it: relative to the memories directory, absolute for another source."""
+    from .directory.sources import shown_path
+
+    return shown_path(path, root)

@@ -134,7 +134,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             return {"building": False, "progress": None, "last_indexed_at": None}
 
     def search(memories, name, request) -> dict:
-        from ..search.snippets import marks, plain
+        from ..render import marks, plain
 
         values = query_values(request, SEARCH_NAMES)
         query = values["query"]
