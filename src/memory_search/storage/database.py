@@ -110,7 +110,7 @@ class EmbeddedServer:
             os.chmod(self.pgdata, 0o700)
             if server_user:
                 os.chown(self.pgdata, server_user.pw_uid, server_user.pw_gid)
-        status = os.lstat(self.pgdata)
+        status = os.stat(self.pgdata)  # a link to a folder on another disk is followed: our data folder holds it
         if not stat.S_ISDIR(status.st_mode) or status.st_uid != owner:
             raise DatabaseUnavailable(
                 f"{self.pgdata} is not a folder of the server's user (uid {owner}): move it away and start again")
