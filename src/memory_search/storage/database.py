@@ -115,12 +115,15 @@ class EmbeddedServer:
             raise DatabaseUnavailable(
                 f"{self.pgdata} is not a folder of the server's user (uid {owner}): move it away and start again")
         if server_user:
-            blocked = _first_closed(server_user, [*self.pgdata.parents][::-1] + [self.pgdata, *_binaries_chain()])
+            data = [*self.pgdata.parents][::-1] + [self.pgdata]
+            blocked = _first_closed(server_user, data + _binaries_chain())
             if blocked:
+                fix = ("set MEMORIES_DATA_DIR to a folder it can reach (e.g. /var/lib/memory-search)" if blocked in data
+                       else f"install memory-search where it can reach PostgreSQL's programs ({postgres_binaries()})")
                 raise DatabaseUnavailable(
                     f"as root the embedded PostgreSQL runs as the system user {SERVER_USER}, which may not pass "
-                    f"through {blocked}; no folder's mode is changed for it: set MEMORIES_DATA_DIR to a folder it "
-                    f"can reach (e.g. /var/lib/memory-search), or let it pass (setfacl -m u:{SERVER_USER}:x {blocked})")
+                    f"through {blocked}; no folder's mode is changed for it: {fix}, or let it pass "
+                    f"(setfacl -m u:{SERVER_USER}:x {blocked})")
 
     def _launch(self, server_user) -> None:
         import tempfile
