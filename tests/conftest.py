@@ -13,6 +13,7 @@ import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,49 @@ def rng(request) -> random.Random:
     """A random generator for this test, from the run's seed and the test's id; it prints the seed."""
     print(f"{request.node.nodeid}: {SEED_NOTE}")
     return random.Random(f"{SEED}-{request.node.nodeid}")
+
+
+def pytest_configure(config):
+    """As root, the temporary folders are made in a folder of this run's own, not in /tmp/pytest-of-root: pytest
+    sets that one back to 0700 whenever a run starts, and the embedded server's user must pass through it."""
+    if os.geteuid() == 0 and not config.option.basetemp:
+        import tempfile
+
+        config.option.basetemp = tempfile.mkdtemp(prefix="pytest-memory-search-")
+        config.add_cleanup(lambda: shutil.rmtree(config.option.basetemp, ignore_errors=True))
+
+
+def passable(folder: Path, tmp_path_factory) -> Path:
+    """As root the embedded server runs as its own system user, which must pass through the folders pytest made
+    (mode 0700) to reach a data folder in them: the suite lets it pass (x, never r) through its own folders, as
+    a user would set MEMORIES_DATA_DIR to a folder that user can reach. The server changes no folder's mode."""
+    if os.geteuid() != 0:
+        return folder
+    top = tmp_path_factory.getbasetemp()
+    for made in [folder, *folder.parents]:
+        made.chmod(made.stat().st_mode | 0o011)
+        if made == top:
+            break
+    return folder
+
+
+class _PassableTemp:
+    """pytest's TempPathFactory, whose folders the server's user may pass through (see passable)."""
+
+    def __init__(self, factory):
+        self._factory = factory
+
+    def __getattr__(self, name):
+        return getattr(self._factory, name)
+
+    def mktemp(self, basename: str, numbered: bool = True) -> Path:
+        return passable(self._factory.mktemp(basename, numbered), self._factory)
+
+
+@pytest.fixture(scope="session")
+def tmp_path_factory(tmp_path_factory):
+    """Also what tmp_path makes its folders with."""
+    return _PassableTemp(tmp_path_factory) if os.geteuid() == 0 else tmp_path_factory
 
 
 @pytest.fixture(scope="session")

@@ -487,6 +487,63 @@ def test_a_listener_that_never_replies_is_bypassed_and_replaced(helper_env, note
         stop()
 
 
+def _accepting_then_silent_listener(path: Path):
+    """A socket at the helper's path that takes each request and says it accepted it, then sends nothing more: a
+    helper alive and accepting whose pooled database connection hangs after the handshake."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(64)
+    held, stopped = [], threading.Event()
+    server.settimeout(0.1)
+
+    def serve():
+        while not stopped.is_set():
+            try:
+                connection = server.accept()[0]
+            except OSError:
+                continue
+            held.append(connection)
+            connection.settimeout(2)
+            try:
+                request = b""
+                while not request.endswith(b"\n"):
+                    chunk = connection.recv(1 << 16)
+                    if not chunk:
+                        break
+                    request += chunk
+                connection.sendall(client.ACCEPTED)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def stop():
+        stopped.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        server.close()
+
+    return held, stop
+
+
+def test_a_helper_that_accepts_but_never_replies_is_bypassed_within_the_searchs_budget(helper_env, notes):
+    index(helper_env, notes)
+    _socket_path().parent.mkdir(mode=0o700)
+    held, stop = _accepting_then_silent_listener(_socket_path())
+    try:
+        result, elapsed = _timed_search(helper_env, notes)  # gives up after 30 s: the reply timeout was 120 s
+        assert result.returncode == 0 and json.loads(result.stdout)[0]["title"] == "Tea"
+        budget = client.REPLY_BUDGET["search"]
+        assert budget <= elapsed < budget + 15, elapsed
+        print(f"search past a helper that accepted and stayed silent answered in {elapsed:.2f} s")
+        assert held and result.stderr.count("\n") == 1, result.stderr
+        assert f"warm helper did not answer within {budget:.0f} s: running without it" in result.stderr
+    finally:
+        stop()
+
+
 def test_db_stop_does_not_wait_on_a_listener_that_never_replies(helper_env, notes):
     _socket_path().parent.mkdir(mode=0o700)
     held, stop = _silent_listener(_socket_path())

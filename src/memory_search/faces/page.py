@@ -173,7 +173,8 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
     def recent(memories, name, request) -> dict:
         top = query_values(request, {"top": "top"})["top"] if "top" in request.query_params else RECENT_TOP
         records = memories.recent(kind="all", top=top)
-        return {"records": [{**record_dict(record), "relpath": record.relpath} for record in records]}
+        return {"records": [{**record_dict(record), "relpath": record.relpath} for record in records],
+                "skipped": records.skipped}  # date folders that could not be read: their records are missing
 
     async def start_index(request):
         async def work():

@@ -64,6 +64,14 @@ def check_query_length(query) -> None:
                          "(the model reads about 500 tokens)")
 
 
+def shifted(day: dt.date, days: int) -> dt.date:
+    """`day` moved by `days`, held at the calendar's ends (0001-01-01, 9999-12-31) rather than overflowing."""
+    try:
+        return day + dt.timedelta(days=days)
+    except OverflowError:
+        return dt.date.max if days > 0 else dt.date.min
+
+
 @dataclass(frozen=True)
 class Window:
     """The date window a query's time words named."""
@@ -81,9 +89,8 @@ class Window:
                 and (self.until is None or day <= self.until))
 
     def widened(self, days: int) -> tuple[dt.date | None, dt.date | None]:
-        """The window widened by `days` on each side that it has."""
-        margin = dt.timedelta(days=days)
-        return (self.since - margin if self.since else None, self.until + margin if self.until else None)
+        """The window widened by `days` on each side that it has, up to the calendar's ends."""
+        return (shifted(self.since, -days) if self.since else None, shifted(self.until, days) if self.until else None)
 
     def as_dict(self, day: dt.date | None = None) -> dict:
         """With `day`, a hit's date: inside says whether the hit lies in the window."""

