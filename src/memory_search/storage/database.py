@@ -17,6 +17,9 @@ STOP_SECONDS = 20  # for a fast shutdown before the server is ended by its pid
 START_SECONDS = 60  # for the server to accept connections after pg_ctl start
 SERVER_USER = "embedded_postgres"  # as root, the server runs as this system user (PostgreSQL refuses root)
 SOCKET_PATH_LIMIT = 100  # bytes of a Unix socket's path (sun_path: 104 on macOS, 108 on Linux)
+# As root, where the server's own folder goes when its user may not pass through the folders above the data
+# folder (root's home is 0700): a folder of root's that the server's user may pass, never one opened for it.
+SERVER_FOLDERS = Path("/var/lib/memory-search")
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,11 @@ class EmbeddedServer:
     @property
     def pgdata(self) -> Path:
         return self.data_dir / "postgres"
+
+    @property
+    def server_pgdata(self) -> Path:
+        """The postgres folder as the server's user reaches it: a link under a private home is followed."""
+        return Path(os.path.realpath(self.pgdata))
 
     def running_url(self) -> str | None:
         """The socket URL when the server is up, read from postmaster.pid without importing the package; None
@@ -106,16 +114,21 @@ class EmbeddedServer:
                 "MEMORIES_DATA_DIR to a folder of your own")
         owner = server_user.pw_uid if server_user else os.geteuid()
         if not os.path.lexists(self.pgdata):
-            os.mkdir(self.pgdata, 0o700)
-            os.chmod(self.pgdata, 0o700)
-            if server_user:
-                os.chown(self.pgdata, server_user.pw_uid, server_user.pw_gid)
+            if server_user and _first_closed(server_user, [*self.data_dir.parents][::-1] + [self.data_dir]):
+                # Root's home stays closed: the server's folder is made where its user may pass, and linked here.
+                os.symlink(_server_folder(self.data_dir, server_user), self.pgdata)
+            else:
+                os.mkdir(self.pgdata, 0o700)
+                os.chmod(self.pgdata, 0o700)
+                if server_user:
+                    os.chown(self.pgdata, server_user.pw_uid, server_user.pw_gid)
         status = os.stat(self.pgdata)  # a link to a folder on another disk is followed: our data folder holds it
         if not stat.S_ISDIR(status.st_mode) or status.st_uid != owner:
             raise DatabaseUnavailable(
                 f"{self.pgdata} is not a folder of the server's user (uid {owner}): move it away and start again")
         if server_user:
-            data = [*self.pgdata.parents][::-1] + [self.pgdata]
+            real = self.server_pgdata
+            data = [*real.parents][::-1] + [real]
             blocked = _first_closed(server_user, data + _binaries_chain())
             if blocked:
                 fix = ("set MEMORIES_DATA_DIR to a folder it can reach (e.g. /var/lib/memory-search)" if blocked in data
@@ -129,13 +142,14 @@ class EmbeddedServer:
         import tempfile
 
         binaries = postgres_binaries()
+        pgdata = self.server_pgdata
         as_user = ({"user": server_user.pw_uid, "group": server_user.pw_gid, "extra_groups": []}
                    if server_user else {})
-        if not (self.pgdata / "PG_VERSION").exists():
-            _run([str(binaries / "initdb"), "-D", str(self.pgdata), "--auth=trust", "--auth-local=trust",
+        if not (pgdata / "PG_VERSION").exists():
+            _run([str(binaries / "initdb"), "-D", str(pgdata), "--auth=trust", "--auth-local=trust",
                   "--encoding=utf8", "-U", "postgres"], as_user, timeout=300)
-        socket_dir = self.pgdata
-        if len(os.fsencode(self.pgdata / ".s.PGSQL.5432")) >= SOCKET_PATH_LIMIT:
+        socket_dir = pgdata
+        if len(os.fsencode(pgdata / ".s.PGSQL.5432")) >= SOCKET_PATH_LIMIT:
             # A private folder of our own, named at random: one another user made first is never used.
             socket_dir = Path(tempfile.mkdtemp(prefix=f"memory-search-pg-{os.geteuid()}-", dir=_runtime_base()))
             if server_user:
@@ -143,8 +157,8 @@ class EmbeddedServer:
         if "'" in str(socket_dir):
             raise DatabaseUnavailable(f"the socket folder {socket_dir} has a quote in its name: set "
                                       "MEMORIES_DATA_DIR to a path without one")
-        _run([str(binaries / "pg_ctl"), "-D", str(self.pgdata), "-w", "-t", str(START_SECONDS), "-o", '-h ""',
-              "-o", f"-k '{socket_dir}'", "-l", str(self.pgdata / "log"), "start"], as_user,
+        _run([str(binaries / "pg_ctl"), "-D", str(pgdata), "-w", "-t", str(START_SECONDS), "-o", '-h ""',
+              "-o", f"-k '{socket_dir}'", "-l", str(pgdata / "log"), "start"], as_user,
              timeout=START_SECONDS + 10)
 
     def stop(self) -> bool:
@@ -167,7 +181,7 @@ class EmbeddedServer:
         pid = self._postmaster()
         if pid is not None:
             _signal(pid, signal.SIGCONT)
-        command = [str(postgres_binaries() / "pg_ctl"), "-D", str(self.pgdata), "-w", "-t", str(STOP_SECONDS),
+        command = [str(postgres_binaries() / "pg_ctl"), "-D", str(self.server_pgdata), "-w", "-t", str(STOP_SECONDS),
                    "-m", "fast", "stop"]
         # As root, the server runs as its own system user; pg_ctl must too.
         user = SERVER_USER if hasattr(os, "geteuid") and os.geteuid() == 0 else None
@@ -241,6 +255,28 @@ def _server_user():
     except KeyError:
         subprocess.run(["useradd", "-s", "/bin/bash", SERVER_USER], check=True, capture_output=True)
         return pwd.getpwnam(SERVER_USER)
+
+
+def _server_folder(data_dir: Path, server_user) -> Path:
+    """A folder of the server's user for the data folder `data_dir`, under SERVER_FOLDERS (root's, 0711): made
+    when missing, and checked to be the server's and private."""
+    import hashlib
+    import stat
+
+    _make_folders(SERVER_FOLDERS, 0o711)
+    base = os.stat(SERVER_FOLDERS)
+    if base.st_uid != 0 or base.st_mode & 0o022:
+        raise DatabaseUnavailable(f"{SERVER_FOLDERS} is not root's alone: set MEMORIES_DATA_DIR to a folder the "
+                                  f"system user {SERVER_USER} may pass through")
+    folder = SERVER_FOLDERS / hashlib.sha256(os.fsencode(data_dir)).hexdigest()[:16]
+    if not os.path.lexists(folder):
+        os.mkdir(folder, 0o700)
+        os.chmod(folder, 0o700)
+        os.chown(folder, server_user.pw_uid, server_user.pw_gid)
+    status = os.lstat(folder)
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != server_user.pw_uid or status.st_mode & 0o077:
+        raise DatabaseUnavailable(f"{folder} is not a private folder of {SERVER_USER}: move it away and start again")
+    return folder
 
 
 def _make_folders(folder: Path, mode: int) -> None:
