@@ -238,3 +238,24 @@ def test_the_warm_path_imports_the_standard_library_only():
                         beyond.setdefault(start, set()).add(f"{target} (by {name})")
     assert WARM_PATH <= set(MODULES)
     assert not beyond, f"warm-path modules importing beyond the standard library: {beyond}"
+
+
+def test_the_layout_in_docs_design_names_every_module():
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    listed, folder = set(), ""
+    for line in block.splitlines():
+        entry = line.strip().split(" ")[0]
+        if not entry.endswith((".py", "/")) or entry == "src/memory_search/":
+            continue
+        if line.startswith("    "):
+            listed.add(folder + entry)
+        elif entry.endswith("/"):
+            folder = entry
+        else:
+            folder = ""
+            listed.add(entry)
+    present = {str(path.relative_to(ROOT / "src" / "memory_search")) for path in MODULES.values()}
+    present = {name for name in present if not (name.endswith("/__init__.py"))}
+    assert listed == present, f"docs/design.md's layout lacks {sorted(present - listed)}, " \
+                              f"names what is not there: {sorted(listed - present)}"
