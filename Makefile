@@ -100,22 +100,22 @@ clean:
 
 # Speed on synthetic memories (about 15 minutes) and quality on the public sets.
 bench: install
-	$(BIN)/python tools/bench.py
+	$(BIN)/python tools/bench/speed.py
 
 # Every set (the public ones, examples/eval, our questions over examples/memories, package-notes once
 # `make eval-notes` has built it, the time-bound set) by mode, this tree against $(AGAINST): one table of
 # nDCG@10 with the differences beyond noise marked and every set where hybrid falls below its better leg flagged,
-# then the conversation, best-first and abstention figures (tools/eval_all.py). Reports are kept in
+# then the conversation, best-first and abstention figures (tools/eval/eval_all.py). Reports are kept in
 # $(EVAL_WORK), so a re-run measures only what changed; EVAL_SETS=twins-ja,locomo-dev runs a subset.
 EVAL ?= ../shared/eval
 AGAINST ?= main
 EVAL_WORK ?= /tmp/memory-search-eval-all
 EVAL_SETS ?=
 eval: install
-	$(BIN)/python tools/eval_all.py --eval $(EVAL) --notes $(NOTES_SRC)/set --work $(EVAL_WORK) --against $(AGAINST) \
+	$(BIN)/python tools/eval/eval_all.py --eval $(EVAL) --notes $(NOTES_SRC)/set --work $(EVAL_WORK) --against $(AGAINST) \
 		$(if $(EVAL_SETS),--sets $(EVAL_SETS))
 
-# Each set also with questions no document of it answers (tools/abstention_sets.py): per mode, the share of
+# Each set also with questions no document of it answers (tools/eval/abstention_sets.py): per mode, the share of
 # them left with no result at --min-score 0.5, the share of answerable queries keeping their right document,
 # and the scores' calibration.
 SETS ?= /tmp/memory-search-abstention
@@ -128,16 +128,16 @@ eval-notes: install
 	cp examples/eval/package-notes/package.json examples/eval/package-notes/package-lock.json $(NOTES_SRC)/src/
 	cd $(NOTES_SRC)/src && npm ci --ignore-scripts --no-audit --no-fund --silent
 	$(BIN)/python examples/eval/package-notes/build.py $(NOTES_SRC)/src/node_modules $(NOTES_SRC)/set
-	$(BIN)/python tools/abstention_sets.py $(SETS) --eval $(EVAL) --notes $(NOTES_SRC)/set
-	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split ja $(UNANSWERABLE)/package-notes.jsonl
-	$(BIN)/python tools/eval.py $(NOTES_SRC)/set --split en $(UNANSWERABLE)/package-notes.jsonl
+	$(BIN)/python tools/eval/abstention_sets.py $(SETS) --eval $(EVAL) --notes $(NOTES_SRC)/set
+	$(BIN)/python tools/eval/eval.py $(NOTES_SRC)/set --split ja $(UNANSWERABLE)/package-notes.jsonl
+	$(BIN)/python tools/eval/eval.py $(NOTES_SRC)/set --split en $(UNANSWERABLE)/package-notes.jsonl
 
 # Refit the relevance score (src/memory_search/data/relevance.json) on the development sets.
 calibrate: install
-	$(BIN)/python tools/calibrate.py --eval $(EVAL) --notes $(NOTES_SRC)/set --write
+	$(BIN)/python tools/eval/calibrate.py --eval $(EVAL) --notes $(NOTES_SRC)/set --write
 
-# Time-bound questions over session summaries and minutes dated relative to today (tools/time_questions.py).
+# Time-bound questions over session summaries and minutes dated relative to today (tools/eval/time_questions.py).
 TIME_SET ?= /tmp/memory-search-time-set
 eval-time: install
-	$(BIN)/python tools/time_questions.py $(TIME_SET)
-	$(BIN)/python tools/eval.py $(TIME_SET) --split test --modes keyword,semantic,hybrid,keyword:no-time,semantic:no-time,hybrid:no-time
+	$(BIN)/python tools/eval/time_questions.py $(TIME_SET)
+	$(BIN)/python tools/eval/eval.py $(TIME_SET) --split test --modes keyword,semantic,hybrid,keyword:no-time,semantic:no-time,hybrid:no-time

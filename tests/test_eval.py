@@ -1,4 +1,4 @@
-"""tools/eval.py over our own cross-lingual set: the same retrieval code, scored."""
+"""tools/eval/eval.py over our own cross-lingual set: the same retrieval code, scored."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import ROOT
 
 
 def run_eval(*args: str, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "tools/eval.py"), *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, str(ROOT / "tools/eval/eval.py"), *args], capture_output=True, text=True,
                           env=env, timeout=timeout)
 
 
@@ -106,8 +106,8 @@ def test_budget_at_searches_keywords_as_an_index_that_many_times_larger_would(en
 
 
 def test_conversation_figures_count_sessions_every_session_and_turns_in_the_first_five(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
-    from evaluation import Dataset, conversation_figures
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "eval"))
+    from eval_lib import Dataset, conversation_figures
 
     dataset = Dataset("chat", {}, {"a": "", "b": "", "c": ""}, {}, evidence={
         "a": [("s1", 10), ("s2", 4)], "b": [("s3", 7)], "c": [("s4", 2)]}, category={"a": "1", "b": "2", "c": "2"})
@@ -198,8 +198,8 @@ def test_a_committed_set_is_what_its_build_script_writes(name, tmp_path):
 
 
 def test_one_language_of_a_bilingual_set_keeps_its_documents_and_the_questions_they_answer(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
-    from evaluation import load_dataset
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "eval"))
+    from eval_lib import load_dataset
 
     folder = ROOT / "examples/eval/bilingual-twins"
     both = load_dataset(folder, "ja")
@@ -212,8 +212,8 @@ def test_one_language_of_a_bilingual_set_keeps_its_documents_and_the_questions_t
 
 
 def test_best_first_counts_the_queries_whose_first_hit_has_their_top_grade(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
-    from evaluation import Dataset, best_first
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "eval"))
+    from eval_lib import Dataset, best_first
 
     graded = Dataset("twins", {}, {"q1": "", "q2": "", "q3": ""}, {
         "q1": {"ja/a": 2, "en/a": 1}, "q2": {"ja/b": 2, "en/b": 1}, "q3": {"ja/c": 1}})
@@ -223,7 +223,7 @@ def test_best_first_counts_the_queries_whose_first_hit_has_their_top_grade(monke
 
 
 def run_eval_all(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "tools/eval_all.py"), *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, str(ROOT / "tools/eval/eval_all.py"), *args], capture_output=True, text=True,
                           env=env, timeout=120)
 
 
@@ -241,7 +241,7 @@ def test_eval_all_names_its_sets_and_refuses_unknown_ones(env, tmp_path):
 
 
 def test_eval_all_marks_changes_beyond_noise_and_flags_hybrid_below_its_better_leg(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "eval"))
     from eval_all import EvalSet, paired, table
 
     queries = [f"q{i}" for i in range(40)]

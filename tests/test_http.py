@@ -201,8 +201,8 @@ def test_concurrent_requests_get_the_same_answers_as_one_at_a_time(server):
 
 
 def test_load_report_has_no_errors(server):
-    sys.path.insert(0, str(ROOT / "tools"))
-    from face_bench import measure
+    sys.path.insert(0, str(ROOT / "tools" / "bench"))
+    from faces_lib import measure
 
     report = measure(server["base"], clients=16, seconds=3)
     assert report["errors"] == 0 and report["requests"] > 0 and report["p95_ms"] >= report["p50_ms"]

@@ -26,6 +26,7 @@ pytest.importorskip("markdown_it", reason="the faces extra is not installed (mak
 from conftest import ROOT, SCRIPTS, MemoriesDir, index, seeded  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "bench"))
 import chromium as browser  # noqa: E402
 from memory_search.faces.markdown_html import render  # noqa: E402
 from memory_search.storage.writer import lock_key, write_meta  # noqa: E402
@@ -291,7 +292,7 @@ def test_a_refresh_needs_the_pages_own_token_and_a_same_origin_request_then_runs
 
 
 def test_the_load_report_sends_a_team_servers_token(team_server):
-    from face_bench import measure
+    from faces_lib import measure
 
     base, token = team_server["base"], team_server["token"]
     answered = measure(base, clients=2, seconds=1, token=token)

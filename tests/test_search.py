@@ -493,7 +493,7 @@ def test_a_japanese_query_the_budget_cuts_short_keeps_the_order_of_the_terms_rea
 
 def test_a_few_days_of_an_index_with_a_vector_graph_are_ranked_exactly_without_it(env, memories, database):
     # A date range of few chunks is read by the dates b-tree and ranked exactly (layouts.EXACT_DATED_CHUNKS):
-    # the graph's walk passes chunks of other dates and may miss some of the nearest (tools/bench_scale.py).
+    # the graph's walk passes chunks of other dates and may miss some of the nearest (tools/bench/scale.py).
     import datetime as dt
     import time
 
@@ -626,7 +626,7 @@ def test_a_graph_per_kind_left_invalid_by_an_interrupted_build_is_built_again(en
 
 def test_an_index_made_before_gets_the_dates_b_tree_at_its_next_run(env, memories, database):
     # The b-tree on dates alone lets a large index's last few days be read whole and ranked exactly
-    # (tools/bench_scale.py: --since keeping 1.3 % of a million chunks, 116 ms and recall 0.73 without it).
+    # (tools/bench/scale.py: --since keeping 1.3 % of a million chunks, 116 ms and recall 0.73 without it).
     import psycopg
     from psycopg import sql
 

@@ -1,4 +1,4 @@
-"""Checks of tools/time_questions.py (the time-bound development set): valid BEIR files, one answer per
+"""Checks of tools/eval/time_questions.py (the time-bound development set): valid BEIR files, one answer per
 question, and windows that agree with an independent reading of each question's time words (parse()
 below, written from the semantics the parser documents, not from the generator's resolver)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "time_questions.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "eval" / "time_questions.py"
 TODAYS = ["2026-12-01", "2027-01-03", "2026-03-02", "2028-02-29"]
 DAYS = 90
 

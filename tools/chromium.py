@@ -1,6 +1,6 @@
 """Headless Chromium driven over the DevTools protocol on a pipe (--remote-debugging-pipe): Debian's browser
 itself, no driver program, no debugging port, standard library only. Used by the page's tests
-(tests/test_page.py) and by tools/page_bench.py.
+(tests/test_page.py) and by tools/bench/page.py.
 
     with Browser() as browser:
         page = browser.page(width=1280, height=800, language="ja")

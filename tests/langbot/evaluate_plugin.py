@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Retrieval quality of the LangBot plugin on a BEIR-layout set, through the SDK's entities.
 
-Each corpus entry becomes one document (Markdown, its title in the frontmatter, as tools/eval.py
+Each corpus entry becomes one document (Markdown, its title in the frontmatter, as tools/eval/eval.py
 writes it), ingested into a fresh knowledge base through the host's file API; each query is a
-`retrieve` call. Prints the same metrics as tools/eval.py, then what the score threshold keeps.
+`retrieve` call. Prints the same metrics as tools/eval/eval.py, then what the score threshold keeps.
 
   .venv/bin/python tests/langbot/evaluate_plugin.py ../shared/eval/jsquad-dev --split dev
   .venv/bin/python tests/langbot/evaluate_plugin.py DATASET --split dev --chunk-size 1000 --chunk-overlap 0
@@ -76,7 +76,7 @@ async def evaluate(args) -> int:
             for mode in args.modes.split(","):
                 runs, deep_runs, scores, timings = {}, {}, {}, []
                 for query_id, query in dataset.queries.items():
-                    # As tools/eval.py: the @10 figures, the time and the thresholds from a retrieval
+                    # As tools/eval/eval.py: the @10 figures, the time and the thresholds from a retrieval
                     # of ten, R@100 from one of 100.
                     began = time.perf_counter()
                     response = await engine.retrieve(bot.retrieval_context(

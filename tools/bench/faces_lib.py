@@ -134,7 +134,7 @@ def voyage_server(memories: Path, levels: list[int], seconds: float, latency: fl
     import sys
     import tempfile
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
     from fake_voyage import GOOD_KEY, FakeVoyage
 
     from memory_search.config import Settings
@@ -294,7 +294,7 @@ def mcp_round_trip(env: dict, calls: int = 20, queries=QUERIES) -> dict:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    script = str(Path(__file__).resolve().parent.parent / "scripts" / "mcp_server.py")
+    script = str(Path(__file__).resolve().parents[2] / "scripts" / "mcp_server.py")
     timings: list[float] = []
 
     async def main():
@@ -333,7 +333,7 @@ def serving(env: dict, args: tuple[str, ...] = ()):
     import tempfile
 
     with tempfile.TemporaryDirectory() as config:
-        serve = Path(__file__).resolve().parent.parent / "scripts" / "serve.py"
+        serve = Path(__file__).resolve().parents[2] / "scripts" / "serve.py"
         process = subprocess.Popen([sys.executable, str(serve), *args],
                                    env={**env, "XDG_CONFIG_HOME": config}, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -353,9 +353,9 @@ def serving(env: dict, args: tuple[str, ...] = ()):
 # --- the command ----------------------------------------------------------------------------------
 
 FACES_EXAMPLES = """\
-  bench_faces.py --memories examples/memories              # 20 MCP calls; 16 HTTP clients for 30 s
-  bench_faces.py --clients 4 --seconds 10 --json
-  bench_faces.py --memories examples/memories --voyage-latency 0.15 --concurrency 1,8,32 --seconds 10"""
+  faces.py --memories examples/memories              # 20 MCP calls; 16 HTTP clients for 30 s
+  faces.py --clients 4 --seconds 10 --json
+  faces.py --memories examples/memories --voyage-latency 0.15 --concurrency 1,8,32 --seconds 10"""
 
 
 @command(FACES_EXAMPLES, ENVIRONMENT_HELP)

@@ -1,6 +1,6 @@
 """How long each script's --help takes: the median of N fresh processes per script in scripts/ (found, not listed).
 
-    python3 tools/help_bench.py [--runs 5] [--python python3] [--limit 0.5]
+    python3 tools/bench/help.py [--runs 5] [--python python3] [--limit 0.5]
 
 Each script runs as Claude Code runs it, by the python3 on PATH (the script enters .venv itself), with no warm
 helper (MEMORIES_NO_DAEMON=1), so the figure is the script's own start-up. `python3 -c pass` is timed right
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def timed(command: list[str], environ: dict[str, str]) -> float:
@@ -26,7 +26,7 @@ def timed(command: list[str], environ: dict[str, str]) -> float:
     result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environ, cwd=ROOT)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
-        raise SystemExit(f"help_bench.py: error: {' '.join(command[1:])} exited {result.returncode}: "
+        raise SystemExit(f"help.py: error: {' '.join(command[1:])} exited {result.returncode}: "
                          f"{result.stderr.decode(errors='replace').strip()[-300:]}")
     return elapsed
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time a pasted page as a query: see `long_query_bench.py --help`. Development tooling, not installed."""
+"""Time a pasted page as a query: see `long_query.py --help`. Development tooling, not installed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import statistics
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 # A 2,000-character query in each language, made as an agent makes one: a page pasted whole.
@@ -26,7 +26,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__ + "\n\nIndexes the memories (examples/memories by default) once, then runs each 2,000-"
         "character query --runs times per mode in this process, warm, and prints the median and the slowest in ms "
-        "with the load average.\n\n  long_query_bench.py [--memories DIR] [--runs 10] [--modes keyword,semantic,"
+        "with the load average.\n\n  long_query.py [--memories DIR] [--runs 10] [--modes keyword,semantic,"
         "hybrid]", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", default=os.path.join(ROOT, "examples", "memories"))
     parser.add_argument("--runs", type=int, default=10)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The knowledge-base page in headless Chromium: its first search timed against the API's own, and its
-screenshots: see `page_bench.py --help`. Development tooling."""
+screenshots: see `page.py --help`. Development tooling."""
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(1, os.path.join(ROOT, "src"))
+sys.path.insert(1, os.path.join(ROOT, "tools"))  # chromium.py
 from memory_search.faces.environment import ensure  # noqa: E402
 
 ensure("starlette", "markdown_it")
@@ -19,7 +20,7 @@ from pathlib import Path  # noqa: E402
 import click  # noqa: E402
 
 import chromium  # noqa: E402
-from face_bench import running_http_server  # noqa: E402
+from faces_lib import running_http_server  # noqa: E402
 from memory_search.config import ENVIRONMENT_HELP  # noqa: E402
 from memory_search.faces.console import command, memories_option, run  # noqa: E402
 
@@ -104,8 +105,8 @@ def smaller(path: Path) -> None:
 
 
 EXAMPLES = """\
-  page_bench.py --memories examples/memories
-  page_bench.py --memories examples/memories --runs 10 --shots references/"""
+  page.py --memories examples/memories
+  page.py --memories examples/memories --runs 10 --shots references/"""
 
 
 @command(EXAMPLES, ENVIRONMENT_HELP + """
@@ -143,4 +144,4 @@ def page_bench_command(runs, shots, memories):
 
 
 if __name__ == "__main__":
-    run(page_bench_command, "page_bench.py")
+    run(page_bench_command, "page.py")

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Grow a real index to large sizes and measure it: see `bench_scale.py --help`. Development tooling, not installed."""
+"""Grow a real index to large sizes and measure it: see `scale.py --help`. Development tooling, not installed."""
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(1, os.path.join(ROOT, "src"))
 from memory_search.faces.environment import ensure  # noqa: E402
 
@@ -15,11 +15,11 @@ from memory_search.errors import UsageError  # noqa: E402
 from memory_search.faces.cli import command, run  # noqa: E402
 
 EXAMPLES = """\
-  nice -n 15 bench_scale.py                              # 20k, 100k and 300k chunks (about an hour on 2 cores)
-  nice -n 15 bench_scale.py --sizes 20000,1000000 --json
-  bench_scale.py --sizes 20000 --queries 10 --workdir /var/tmp/scale   # keep the index for another look
-  bench_scale.py --sizes 20000 --workdir /var/tmp/scale --ef-search 100,200,400   # measured again as it is
-  nice -n 10 bench_scale.py --sizes 20000,100000 --queries 10 --workdir /var/tmp/scale --serve-clients 1,8,32
+  nice -n 15 scale.py                              # 20k, 100k and 300k chunks (about an hour on 2 cores)
+  nice -n 15 scale.py --sizes 20000,1000000 --json
+  scale.py --sizes 20000 --queries 10 --workdir /var/tmp/scale   # keep the index for another look
+  scale.py --sizes 20000 --workdir /var/tmp/scale --ef-search 100,200,400   # measured again as it is
+  nice -n 10 scale.py --sizes 20000,100000 --queries 10 --workdir /var/tmp/scale --serve-clients 1,8,32
                                                          # and the team server under 1, 8 and 32 clients"""
 
 
@@ -70,7 +70,7 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, serve_clients, s
 
     Uses its own embedded PostgreSQL (MEMORIES_DATABASE_URL is ignored), stopped at the end; with --workdir
     the index stays there for another look."""
-    from scale import Scale, report_text
+    from scale_lib import Scale, report_text
 
     from memory_search.render import as_json as to_json
 
@@ -92,4 +92,4 @@ def bench_scale_command(sizes, query_count, workdir, ef_search, serve_clients, s
 
 
 if __name__ == "__main__":
-    run(bench_scale_command, "bench_scale.py")
+    run(bench_scale_command, "scale.py")

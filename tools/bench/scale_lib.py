@@ -1,4 +1,4 @@
-"""A real index grown to large sizes in SQL, and what it costs: bench_scale.py's work.
+"""A real index grown to large sizes in SQL, and what it costs: scale.py's work.
 
 The base index is built by the indexer with the bundled model; every grown row is a copy of a base row
 as the indexer wrote it, so the keyword leg's postings and the filters' columns are real. Only the
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVAL = ROOT / "examples" / "eval"
 CORPORA = ("bilingual-twins", "en-questions-ja-notes", "ja-questions-en-notes", "ja-conversations", "web-archive")
 QUESTION_SETS = ("memories-questions", "bilingual-twins", "en-questions-ja-notes", "ja-questions-en-notes",
@@ -465,8 +465,8 @@ class Scale:
 
     def serve(self, levels: list[int], seconds: float) -> list[dict]:
         """The team server over this index (serve.py with a token, the index served as db "team") under each
-        level of concurrent clients asking examples/eval's questions: face_bench.team_server's figures."""
-        from face_bench import team_server
+        level of concurrent clients asking examples/eval's questions: faces_lib.team_server's figures."""
+        from faces_lib import team_server
 
         return team_server(dict(os.environ), self.workdir, self.tables.prefix, levels, seconds, questions(40))
 
@@ -568,7 +568,7 @@ def report_text(report: dict) -> str:
                          f"{_recall(figures['recall@10'])} ({_recall(figures['recall@10 session'])})")
     for row in report["sizes"]:
         if row.get("serve"):
-            from face_bench import team_text
+            from faces_lib import team_text
 
             lines += ["", f"the team server (serve.py, a bearer token, 127.0.0.1) at {row['chunks']:,} chunks, "
                       "/api/search (its keyword and semantic branches) back to back:", team_text(row["serve"])]

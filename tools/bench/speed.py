@@ -3,8 +3,9 @@
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(1, os.path.join(ROOT, "src"))
+sys.path.insert(1, os.path.join(ROOT, "tools"))  # reports.py
 from memory_search.faces.environment import ensure  # noqa: E402
 
 ensure()
@@ -53,7 +54,7 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, first_fil
     Sizes the local model cannot embed in reasonable time are loaded with vectors derived from a
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
     temporary folder."""
-    from benchmark import Bench, Report
+    from speed_lib import Bench, Report
     from memory_search.render import as_json as to_json
     from reports import bench_text
 
@@ -90,4 +91,4 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, first_fil
 
 
 if __name__ == "__main__":
-    run(bench_command, "bench.py")
+    run(bench_command, "speed.py")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure what reading time words costs: see `time_words_bench.py --help`. Development tooling, not installed."""
+"""Measure what reading time words costs: see `time_words.py --help`. Development tooling, not installed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "src")
 TODAY = (2026, 12, 1)
 
@@ -104,16 +104,16 @@ def parse_ms(query: str, runs: int) -> tuple[list[float], list[float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="time_words_bench.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="time_words.py", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Measure the time-word parser (src/memory_search/search/timewords.py): the first find_time of a "
                     "fresh process, for queries with and without time words (median over fresh processes), and "
                     "one find_time of a 2,000-character query in a warm process (median of --runs calls, wall "
                     "and CPU time), Japanese, English and mixed, prose and date-only text. Times are "
                     "milliseconds; on a busy machine the CPU time is the steadier figure.",
         epilog="examples:\n"
-               "  time_words_bench.py\n"
-               "  time_words_bench.py --runs 20 --json\n"
-               "  time_words_bench.py --skip first\n\n"
+               "  time_words.py\n"
+               "  time_words.py --runs 20 --json\n"
+               "  time_words.py --skip first\n\n"
                "exit codes: 0 measured, 2 bad arguments")
     parser.add_argument("--runs", type=int, default=10, help="processes per first-call figure and calls per parse "
                                                               "figure (default 10)")

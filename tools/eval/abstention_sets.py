@@ -24,7 +24,7 @@ import random
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(1, str(ROOT / "src"))
 
 SEED = 20261201

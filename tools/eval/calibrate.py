@@ -3,7 +3,7 @@
 
     calibrate.py [--workdir DIR] [--features FILE] [--write]
 
-1. Builds the development sets (tools/abstention_sets.py): every collection found (examples/memories with
+1. Builds the development sets (tools/eval/abstention_sets.py): every collection found (examples/memories with
    its hand-written questions, the two cross-lingual sets, package-notes when `make eval-notes` built it,
    and ../shared/eval's scifact-train, jsquad-dev and jaquad-train), each with its answerable queries
    (qrels) and questions of other domains and languages that none of its documents answers.
@@ -33,9 +33,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(1, str(ROOT / "src"))
-sys.path.insert(1, str(ROOT / "tools"))
+sys.path.insert(1, str(ROOT / "tools" / "eval"))
 
 MODES = ("semantic", "keyword", "hybrid")
 FEATURES = {"semantic": ["cos"], "keyword": ["cov", "bm25n"], "hybrid": ["fusion"]}
@@ -55,7 +55,7 @@ def group(name: str) -> str:
 
 def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path, out: Path, limit: int) -> None:
     """Search every question of every collection in every mode; one JSON line per shown hit."""
-    from evaluation import _RememberingEmbedder, load_dataset, memories_once, read_queries
+    from eval_lib import _RememberingEmbedder, load_dataset, memories_once, read_queries
     from memory_search.config import Settings
     from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
@@ -272,7 +272,7 @@ def lenient_cutoff(by_mode: dict[str, list[dict]], report: dict) -> float:
 def write(report: dict, balance: float, cutoff: float) -> None:
     data = json.loads(DATA.read_text(encoding="utf-8"))
     data["semantic_cutoff"] = cutoff
-    data["about"] = ("fitted by tools/calibrate.py: logistic models of the probability that a hit answers the "
+    data["about"] = ("fitted by tools/eval/calibrate.py: logistic models of the probability that a hit answers the "
                      f"query, relevant hits weighing {balance} x the rest; see src/memory_search/search/relevance.py")
     data["balance"] = balance
 

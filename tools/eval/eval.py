@@ -3,8 +3,9 @@
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(1, os.path.join(ROOT, "src"))
+sys.path.insert(1, os.path.join(ROOT, "tools"))  # reports.py
 from memory_search.faces.environment import ensure  # noqa: E402
 
 ensure()
@@ -32,7 +33,7 @@ EVAL_EXAMPLES = """\
       --abstain /tmp/ja-dev-notes/unanswerable-ja.jsonl                # passage@5 from answer lines
   eval.py ../shared/eval/locomo-dev --split dev --abstain ../shared/eval/locomo-dev/unanswerable.jsonl
   eval.py ../shared/eval/scifact-train --split train --budget-at 1000000   # keyword search as at a million chunks
-  (tools/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
+  (tools/eval/abstention_sets.py OUT writes unanswerable questions for every set: OUT/unanswerable/SET.jsonl)"""
 
 
 @command(EVAL_EXAMPLES)
@@ -104,7 +105,7 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, langua
     import json
     from pathlib import Path
 
-    from evaluation import compare_reports, evaluate, parse_mode
+    from eval_lib import compare_reports, evaluate, parse_mode
     from memory_search.faces.progress import Progress
     from memory_search.render import as_json as to_json
     from reports import eval_text
@@ -130,7 +131,7 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, langua
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still drop the temporary index
     unanswerable = None
     if abstain_path:
-        from evaluation import read_queries
+        from eval_lib import read_queries
 
         unanswerable = read_queries(Path(abstain_path))
     report = evaluate(settings, Path(dataset), split, chosen, limit_queries, progress=Progress(),

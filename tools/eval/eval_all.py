@@ -4,9 +4,9 @@
     eval_all.py [--against main] [--sets NAME,...] [--eval ../shared/eval] [--work DIR]
 
 For each set (the public sets in --eval, the sets of examples/eval, our questions over examples/memories, the
-package-notes set when `make eval-notes` has built it, the time-bound set) it runs tools/eval.py twice: over the
+package-notes set when `make eval-notes` has built it, the time-bound set) it runs tools/eval/eval.py twice: over the
 library of this working tree ("now") and over the library of --against, checked out into a temporary git worktree.
-Both runs use this tree's tools/eval.py, so the two sides are measured by the same code and only the library under
+Both runs use this tree's tools/eval/eval.py, so the two sides are measured by the same code and only the library under
 test differs. Each report is saved under --work, keyed by the library's source (the git tree of src/, with
 uncommitted changes), the measuring code and the set's files: a run whose report exists is not run again, and the
 embedding cache in the database makes indexing a set the other side has indexed cheap.
@@ -40,11 +40,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ROOT / "tools"
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / "tools" / "eval"
 EXAMPLES = ROOT / "examples" / "eval"
 MODES = ("keyword", "semantic", "hybrid")
-HARNESS = ("eval.py", "evaluation.py", "reports.py")  # the measuring code, part of every report's key
+HARNESS = ("eval.py", "eval_lib.py", "../reports.py")  # the measuring code, part of every report's key
 NOISE = 2.0  # standard errors of the mean per-query difference
 # Runs a script with two folders first on sys.path: python -c BOOT FIRST SECOND SCRIPT ARGS...
 BOOT = ("import runpy, sys; script = sys.argv[3]; sys.path[:0] = sys.argv[1:3]; sys.argv = [script, *sys.argv[4:]]; "

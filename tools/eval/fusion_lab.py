@@ -24,9 +24,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(1, str(ROOT / "src"))
-sys.path.insert(1, str(ROOT / "tools"))
+sys.path.insert(1, str(ROOT / "tools" / "eval"))
 
 SHARED = next((up / "shared" / "eval" for up in ROOT.parents if (up / "shared" / "eval").is_dir()), ROOT / "eval")
 EXAMPLES = ROOT / "examples" / "eval"
@@ -57,7 +57,7 @@ MODEL = "local:multilingual-e5-small:384"  # the bundled model, whose fusion wei
 # --- collect -------------------------------------------------------------------------------------------
 
 def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
-    from evaluation import load_dataset, memories_once
+    from eval_lib import load_dataset, memories_once
 
     from memory_search.search import relevance, retrieval
     from memory_search.config import Settings

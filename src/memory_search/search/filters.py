@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from ..directory.records import INACTIVE_STATUSES, KINDS, Record
@@ -30,7 +31,7 @@ class Condition:
 
     field: str
     operator: str
-    value: object
+    value: Any  # as parsed from JSON
 
     @property
     def negated(self) -> bool:

@@ -34,13 +34,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from ..text.language import CJK_SHARE, cjk_bytes_share, is_cjk, share_of_lengths  # noqa: F401 (read as relevance.*)
-
 DATA_FILE = "relevance.json"
 K1 = 1.2  # BM25's, as layouts.py scores the keyword leg
-# The language baseline tells two scripts apart (text/language.py). A script with fewer chunks than this gives
-# no baseline: its mean is then mostly the few notes it holds, the answer among them.
+# The language baseline tells two scripts apart: CJK text, at least a tenth of whose characters take three
+# bytes in UTF-8 (Japanese notes full of code and product names are mostly ASCII, but never under a tenth),
+# and Latin text. A script with fewer chunks than this gives no baseline: its mean is then mostly the few
+# notes it holds, the answer among them.
+CJK_SHARE = 0.1
 MIN_LANGUAGE_CHUNKS = 50
+
+
+def cjk_bytes_share(text: str) -> float:
+    """The language of a text as the share of its characters that take three bytes in UTF-8 (kana, kanji,
+    Hangul, full-width forms): about 0 for English, about 1 for Japanese. PostgreSQL computes the same from
+    octet_length and char_length, without reading the text out."""
+    return share_of_lengths(len(text.encode("utf-8", "surrogatepass")), len(text))
+
+
+def share_of_lengths(octets: int, characters: int) -> float:
+    """cjk_bytes_share from a text's length in UTF-8 bytes and in characters."""
+    return min(1.0, max(0.0, (octets - characters) / (2 * characters))) if characters else 0.0
 
 
 @dataclass(frozen=True)
@@ -109,6 +122,11 @@ def judge(model: Logistic, signals: dict) -> tuple[float, dict]:
     if signals.get("language_shift"):
         shown["language_shift"] = round(signals["language_shift"], 4)
     return model(signals), shown
+
+
+def is_cjk(share: float) -> bool:
+    """Whether a text of this cjk_bytes_share counts as CJK script for the language baseline."""
+    return share >= CJK_SHARE
 
 
 def language_shift(vector, query_language: float, signals: dict[int, dict],

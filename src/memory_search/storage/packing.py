@@ -13,6 +13,8 @@ terms' arrays to rewrite.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import psycopg
 from psycopg import sql
 
@@ -102,7 +104,7 @@ def any_packed(conn, tables: ManagedTables) -> bool:
     return conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(tables.sql("packed"))).fetchone()[0]
 
 
-def forget_chunks(conn, tables: ManagedTables, packed_terms: dict[int, set[str]]) -> None:
+def forget_chunks(conn, tables: ManagedTables, packed_terms: Mapping[int, Iterable[str]]) -> None:
     """Take deleted chunks' packed terms (chunk id -> the terms it holds in packed arrays, not as rows) out of
     the document frequencies, and keep them as dead until the next packing rewrites those terms' arrays."""
     packed_terms = {chunk_id: sorted(terms) for chunk_id, terms in packed_terms.items() if terms}

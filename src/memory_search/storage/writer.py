@@ -22,7 +22,7 @@ from . import packing
 from ..text.links import Link
 from .links import add_links, create_table as create_links_table, forget_links
 from ..directory.records import KINDS, Record
-from ..text.language import CJK_SHARE
+from ..search.relevance import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
 from ..text.tokens import TOKENIZER_VERSION, chunk_terms
 
@@ -368,7 +368,7 @@ def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
 
 
 def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float]]]:
-    """"cjk" and "latin" -> (chunk count, mean vector) of the chunks in that script (language.is_cjk), for
+    """"cjk" and "latin" -> (chunk count, mean vector) of the chunks in that script (relevance.is_cjk), for
     the learned fusion's language baseline."""
     rows = conn.execute(sql.SQL(
         "SELECT octet_length(chunk_text) - char_length(chunk_text) >= {share} * 2 * char_length(chunk_text) "
