@@ -121,6 +121,12 @@ ENVIRONMENT = (
              "answers with what is searchable, saying how many files are still waiting; a search that finds one of"
              " the newest records missing from the index, or older there, starts a catch-up run. At most one start"
              " per memories directory a minute."),
+    Variable("MEMORIES_CLAUDE_CODE", "unset",
+             "`1` (or `true`/`yes`/`on`; the plugin's `claude_code_memories` option): index Claude Code's own "
+             "memories beside the memories directory, from `$CLAUDE_CONFIG_DIR`, else `~/.claude`; another value:"
+             " the Claude Code folders to read, separated by `:`. Unset or `0`/`false`/`no`/`off`: not indexed "
+             "(the next index run removes what an earlier one took in). See "
+             "[Claude Code's own memories](#claude-codes-own-memories)."),
     Variable("MEMORIES_SETUP_HINT", "unset",
              "What an error says after `no memories folder is set:` or `memories directory ... not found:` instead"
              " of `set MEMORIES_DIR to your memories folder` (the plugin's says `set it with /plugin configure "

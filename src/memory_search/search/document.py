@@ -47,6 +47,7 @@ def document(memories, path: str) -> Document:
                 links.setdefault(edge.target, shown_path(edge.target_file, root))
     except MemorySearchError:
         pass  # a memory is shown without its links when the index cannot be read
-    project = source.project_of(relative_path(passage.path, source.root).as_posix()) if source else None
+    within = relative_path(passage.path, source.root) if source else None
+    project = source.project_of(within.as_posix()) if source and within else None
     record = make_record(passage.path, relpath, frontmatter, body, source.kind if source else None, project)
     return Document(record, frontmatter, body, body_start, passage.end_line, links, problem)
