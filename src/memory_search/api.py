@@ -200,11 +200,12 @@ class Memories:
         require_directory(self.root, self.settings.missing_memories())
         return read(self.root, str(path), start_line, end_line, limit or READ_LIMIT)
 
-    def document(self, path: str):
-        """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
+    def document(self, path: str, link_limit: int | None = None):
+        """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead
+        (not read for a body longer than `link_limit` characters)."""
         from .search.document import document
 
-        return document(self, path)
+        return document(self, path, link_limit)
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""

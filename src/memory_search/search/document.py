@@ -24,8 +24,9 @@ class Document:
     problem: str | None = None  # why the frontmatter could not be read (then it is part of the body)
 
 
-def document(memories, path: str) -> Document:
-    """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index."""
+def document(memories, path: str, link_limit: int | None = None) -> Document:
+    """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index;
+    a body longer than `link_limit` characters comes without them (it will be shown as text)."""
     from ..errors import MemorySearchError
     from .links import edges
     from ..storage.schema import ManagedTables
@@ -40,9 +41,10 @@ def document(memories, path: str) -> Document:
         frontmatter, body, body_start, problem = {}, passage.text, 1, str(reason)
     links: dict[str, str] = {}
     try:
-        for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
-            if edge.target_file is not None:
-                links.setdefault(edge.target, os.path.relpath(edge.target_file, root).replace(os.sep, "/"))
+        if link_limit is None or len(body) <= link_limit:
+            for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
+                if edge.target_file is not None:
+                    links.setdefault(edge.target, os.path.relpath(edge.target_file, root).replace(os.sep, "/"))
     except MemorySearchError:
         pass  # a memory is shown without its links when the index cannot be read
     record = make_record(passage.path, relpath, frontmatter, body)
