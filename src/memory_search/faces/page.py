@@ -18,6 +18,7 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
+import threading
 import time
 from pathlib import Path
 from typing import Mapping
@@ -38,6 +39,9 @@ RECENT_TOP = 30
 # The security headers (a Content-Security-Policy without inline script, no framing) are http_guard's, on
 # every answer of the server.
 HEADERS = {"cache-control": "no-store"}
+# Memories read, rendered and encoded at once: a few clients reading megabyte notes leave the interpreter to
+# the searches between them (a memory of a usual size takes milliseconds, so the wait is short).
+MEMORIES_AT_ONCE = 1
 SIGN_OUT = ('<form class="signout" method="post" action="/signout"><button type="submit" data-i18n="signOut">'
             'Sign out</button></form>')
 SEARCH_NAMES = {"q": "query", "top": "top", "scope": "scope", "project": "project", "tag": "tags", "since": "since",
@@ -165,20 +169,33 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
                  "related": [{**related_dict(entry), "relpath": entry.record.relpath} for entry in related]},
                 found.body, found.links)
 
+    showing = threading.BoundedSemaphore(MEMORIES_AT_ONCE)
+
     async def memory_shown(request):
+        import json as json_text
+
         from .markdown_html import shown
 
         async def work():
             name, settings = names_db(request)
 
-            def call():
-                with resources.open(settings) as memories:
-                    about, body, links = memory(memories, name, request)
-                # The connection is back in the pool: a large note's rendering keeps no other request waiting.
-                html, plain = shown(body, links, name)
-                return {**about, "html": html, "plain_text": plain}
+            def call() -> bytes:
+                with showing:
+                    started = time.perf_counter()
+                    with resources.open(settings) as memories:
+                        about, body, links = memory(memories, name, request)
+                    # The connection is back in the pool: a large note's rendering keeps no request waiting.
+                    html, plain = shown(body, links, name)
+                    # Encoded here, not on the event loop: a megabyte of JSON would hold up every answer.
+                    encoded = json_text.dumps({**about, "html": html, "plain_text": plain}, ensure_ascii=False,
+                                              separators=(",", ":")).encode()
+                    if len(body) > RENDER_LIMIT:
+                        # A note this large is served at most half the time: the other half, the interpreter
+                        # is the searches' (clients reading megabyte notes in a loop would else starve them).
+                        time.sleep(min(time.perf_counter() - started, 1.0))
+                    return encoded
 
-            return json(await anyio.to_thread.run_sync(call))
+            return Response(await anyio.to_thread.run_sync(call), media_type="application/json", headers=HEADERS)
 
         return await answer(work)
 
