@@ -246,7 +246,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
 
 def mcp_route(settings: Settings, resources: Resources):
     """(the /mcp route, the lifespan that runs its sessions): the MCP SDK's Streamable HTTP transport over the
-    same server mcp_server.py runs on stdio. Its sessions are capped per token and end when idle
+    same server mcp_server.py runs on stdio. Its sessions are capped per person and end when idle
     (http_guard.SessionCap); the Host and Origin checks are http_guard.Guard's, for every route alike."""
     from contextlib import asynccontextmanager
 
