@@ -521,3 +521,62 @@ for number in range(8):
     threading.Thread(target=read, args=(paths[number % len(paths)],), daemon=True).start()
 time.sleep(3600)
 """
+
+
+def test_a_session_holding_a_get_stream_is_in_use_and_the_idle_one_gives_way(notes, base_env, monkeypatch):
+    import http.client
+    import socket
+
+    import uvicorn
+
+    from memory_search.config import Settings
+    from memory_search.faces import http_guard
+    from memory_search.faces.http_api import Database, application, create_app
+    from memory_search.faces.team import Tokens
+    from memory_search.resources import Resources
+
+    monkeypatch.setattr(http_guard, "MCP_SESSIONS", 2)
+    monkeypatch.setattr(http_guard, "MCP_ACTIVE_SECONDS", 0.0)  # in use only while a request or stream is open
+    settings = Settings.from_env(base_env).with_overrides(memories_dir=notes.root)
+    resources = Resources(2)
+    app = create_app([Database("default", notes.root, "2026-12-01T00:00:00Z", settings)], resources, mcp=True)
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(application(app, http_guard.Hosts("127.0.0.1", port), Tokens(people=PEOPLE)),
+                                           log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        auth = {"Authorization": f"Bearer {PEOPLE['alice']}", "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
+        initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+
+        def post(body: str, session: str | None = None):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("POST", "/mcp", body, {**auth, **({"Mcp-Session-Id": session} if session else {})})
+            answer = connection.getresponse()
+            answer.read()
+            connection.close()
+            return answer.status, answer.getheader("mcp-session-id")
+
+        streaming, idle = post(initialize)[1], post(initialize)[1]
+        post(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), streaming)
+        stream = http.client.HTTPConnection("127.0.0.1", port, timeout=30)  # the oldest session holds a GET stream
+        stream.request("GET", "/mcp", headers={**auth, "Accept": "text/event-stream", "Mcp-Session-Id": streaming})
+        assert stream.getresponse().status == 200
+        time.sleep(0.5)
+        status, _ = post(initialize)  # at the cap: the idle one gives way, not the older one with its stream
+        assert status == 200
+        ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert post(ping, streaming)[0] == 200 and post(ping, idle)[0] == 404
+        stream.close()
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        resources.close()
