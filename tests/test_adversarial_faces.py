@@ -359,6 +359,7 @@ def test_http_mcp_sessions_are_capped_per_token_and_end_when_idle(notes, base_en
 
     monkeypatch.setattr(http_guard, "MCP_SESSIONS", 3)
     monkeypatch.setattr(http_guard, "MCP_IDLE_SECONDS", 2.0)
+    monkeypatch.setattr(http_guard, "MCP_ACTIVE_SECONDS", 0.0)  # a session is in use only while a request is
     token = "t" * 32
     settings = Settings.from_env(base_env).with_overrides(memories_dir=notes.root)
     resources = Resources(2)

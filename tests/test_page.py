@@ -304,16 +304,20 @@ def test_the_load_report_sends_a_team_servers_token(team_server):
 def test_in_team_mode_a_person_signs_in_once_with_a_form_and_gets_an_httponly_samesite_cookie(team_server):
     base, token = team_server["base"], team_server["token"]
     host = urllib.parse.urlsplit(base).netloc
+    port = host.rsplit(":", 1)[1]
     status, headers, _ = request(base, "/", q="HNSW", scope="wiki")
     assert status == 303 and headers["location"] == "/signin?next=%2F%3Fq%3DHNSW%26scope%3Dwiki"
-    status, _, form = request(base, "/signin", next="/?q=HNSW&scope=wiki")
+    status, form_headers, form = request(base, "/signin", next="/?q=HNSW&scope=wiki")
     assert status == 200 and '<input type="hidden" name="next" value="/?q=HNSW&amp;scope=wiki">' in form
     assert request(base, "/assets/page.css")[0] == 200  # the form's style needs no token
     assert request(base, "/page/search.json", q="HNSW")[0] == 401
+    presession = form_headers["set-cookie"].split(";")[0]
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
 
     def sign_in(given: str, origin: str | None = None, back: str = "/?q=HNSW&scope=wiki"):
-        body = urllib.parse.urlencode({"token": given, "next": back}).encode()
-        headers = {"Content-Type": "application/x-www-form-urlencoded", **({"Origin": origin} if origin else {})}
+        body = urllib.parse.urlencode({"token": given, "next": back, "csrf": csrf}).encode()
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": presession,
+                   **({"Origin": origin} if origin else {})}
         return request(base, "/signin", method="POST", headers=headers, body=body)
 
     status, headers, _ = sign_in("wrong-token-wrong-token")
@@ -321,8 +325,8 @@ def test_in_team_mode_a_person_signs_in_once_with_a_form_and_gets_an_httponly_sa
     assert sign_in(token, origin="http://evil.example")[0] == 403
     status, headers, _ = sign_in(token, origin=f"http://{host}")
     assert status == 303 and headers["location"] == "/?q=HNSW&scope=wiki" and token not in headers["location"]
-    cookie = headers["set-cookie"]
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    cookie = next(value for value in headers.get_all("set-cookie") if value.startswith(f"memory_search_{port}="))
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and token not in cookie
     status, headers, _ = sign_in(token, back="//evil.example/x\r\nSet-Cookie: a=b")
     assert status == 303 and headers["location"] == "/"  # only this server's own pages
     jar = {"Cookie": cookie.split(";")[0]}

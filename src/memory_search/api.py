@@ -219,11 +219,12 @@ class Memories:
         elsewhere = self._elsewhere(path)
         return elsewhere[0] if elsewhere else None
 
-    def document(self, path: str):
-        """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead."""
+    def document(self, path: str, link_limit: int | None = None):
+        """The memory at `path` to show whole (document.Document): frontmatter, body, and where its links lead
+        (not read for a body longer than `link_limit` characters)."""
         from .search.document import document
 
-        return document(self, path)
+        return document(self, path, link_limit)
 
     def filename(self, path: str) -> str:
         """The absolute path of a memory given absolute or relative to the memories directory."""

@@ -470,8 +470,9 @@ def db_indexes(console: Console, as_json):
 def db_grant_read(console: Console, role, password_file, writers):
     """Let ROLE read the memories indexes, and nothing else: the role a search server connects with.
 
-    ROLE gets SELECT on every memsearch table, and default privileges make the tables that the writer roles
-    create later (a new memories folder's index, index.py --rebuild) readable too. The writers are the roles
+    ROLE gets SELECT on every memsearch table, and the memsearch tables the writer roles create later (a new
+    memories folder's index, index.py --rebuild) are granted to it by index.py as it makes them (the table
+    memsearch_readers records who reads whose): ROLE reads no other table a writer makes. The writers are the roles
     that own memsearch tables now, plus each --writer (or, with neither, the role running this); run it again
     after adding an indexer role. Run it as the database owner or a superuser: creating ROLE needs CREATEROLE,
     and granting on a writer's tables needs that writer's privileges (a superuser, or a member of the writer

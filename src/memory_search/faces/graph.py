@@ -18,11 +18,15 @@ from ..errors import UsageError, quoted
 
 PAGE = Path(__file__).resolve().parent.parent / "static" / "graph.html"
 SCRIPT = PAGE.with_name("graph.js")  # the layout and drawing, shared with the knowledge-base page
+# The page's own script and style: files, not inline, so the server's Content-Security-Policy holds here too.
+FILES = {"graph.js": (SCRIPT, "text/javascript; charset=utf-8"),
+         "graph-page.js": (PAGE.with_name("graph-page.js"), "text/javascript; charset=utf-8"),
+         "graph.css": (PAGE.with_name("graph.css"), "text/css; charset=utf-8")}
 DEFAULT_DB = "default"
 
 
 def graph_routes(databases: Mapping[str, Settings], resources, answer, query_values) -> list:
-    """Starlette routes: GET /graph, /graph/graph.js, /graph/data.json?db=, /graph/related.json?db=&path=&top=.
+    """Starlette routes: GET /graph, its script and style, /graph/data.json?db=, /graph/related.json?db=&path=&top=.
 
     answer(work) runs a request's work and turns a failure into the API's error response; query_values(request,
     names) reads and checks a request's parameters (http_api.query_values)."""
@@ -52,8 +56,13 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer, query_val
     async def page(request):
         return FileResponse(PAGE, media_type="text/html; charset=utf-8")
 
-    async def script(request):
-        return FileResponse(SCRIPT, media_type="text/javascript; charset=utf-8")
+    def file(name: str):
+        path, kind = FILES[name]
+
+        async def serve_file(request):
+            return FileResponse(path, media_type=kind)
+
+        return serve_file
 
     async def data(request):
         return await run(request, lambda memories, _: memories.graph())
@@ -74,5 +83,6 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer, query_val
         return await run(request, related_list)
 
     return [Route("/graph", page, methods=["GET"]), Route("/graph/", page, methods=["GET"]),
-            Route("/graph/graph.js", script, methods=["GET"]), Route("/graph/data.json", data, methods=["GET"]),
+            *(Route(f"/graph/{name}", file(name), methods=["GET"]) for name in FILES),
+            Route("/graph/data.json", data, methods=["GET"]),
             Route("/graph/related.json", related, methods=["GET"])]

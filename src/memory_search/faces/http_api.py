@@ -30,6 +30,7 @@ from ..api import semantic_cutoff
 from ..resources import Resources
 from .graph import graph_routes
 from .page import page_routes
+from .team import signin_routes
 from .outcomes import outcome
 
 DEFAULT_DB = "default"
@@ -233,6 +234,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                            answer, query_values)
     routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
                           answer, query_values, refresh)
+    routes += signin_routes()
     lifespan = None
     served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
     if mcp and served:
@@ -244,7 +246,7 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
 
 def mcp_route(settings: Settings, resources: Resources):
     """(the /mcp route, the lifespan that runs its sessions): the MCP SDK's Streamable HTTP transport over the
-    same server mcp_server.py runs on stdio. Its sessions are capped per token and end when idle
+    same server mcp_server.py runs on stdio. Its sessions are capped per person and end when idle
     (http_guard.SessionCap); the Host and Origin checks are http_guard.Guard's, for every route alike."""
     from contextlib import asynccontextmanager
 
@@ -311,6 +313,15 @@ class EndpointFile:
             pass
 
 
+def application(app, hosts, tokens=None):
+    """The application as it is served: every answer with the security headers, behind the Host, Origin and
+    token checks (http_guard). tokens: team.Tokens, or None on loopback without a token file. The page starts
+    index runs for whoever reaches it: create `app` with refresh only on loopback or with tokens."""
+    from . import http_guard
+
+    return http_guard.SecurityHeaders(http_guard.Guard(app, hosts, tokens))
+
+
 def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], say, token_file: Path | None = None,
           extra_hosts: tuple[str, ...] = ()) -> None:
     import signal
@@ -323,7 +334,10 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
     if host not in LOOPBACK and token_file is None:
         raise UsageError(f"serving on {host}, beyond loopback, needs a token file: give --token-file FILE "
                          "(created with a random token when missing)")
-    token = http_guard.read_token(token_file) if token_file is not None else None
+    from .team import Tokens
+
+    tokens = Tokens(token_file, warn=lambda message: http_guard.incident("%s", message)) \
+        if token_file is not None else None
     # Uvicorn re-raises the signal that stopped it; exiting through Python lets the endpoint file go.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
@@ -335,16 +349,15 @@ def serve(settings: Settings, host: str, port: int, db_flags: tuple[str, ...], s
         bound = sock.getsockname()[1]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
         hosts = http_guard.Hosts(host, bound, extra_hosts)
-        # The page starts index runs for whoever reaches it: on loopback, or with the token.
-        app = http_guard.Guard(create_app(databases, resources, (settings.voyage_api_key, settings.database_url),
-                                          mcp=True, refresh=token is not None or host in LOOPBACK), hosts, token)
+        app = application(create_app(databases, resources, (settings.voyage_api_key, settings.database_url),
+                                     mcp=True, refresh=tokens is not None or host in LOOPBACK), hosts, tokens)
         protocol = type("Protocol", (http_guard.GuardedH11,), {"cap": http_guard.connection_cap()})
         config = uvicorn.Config(app, http=protocol, lifespan="on", timeout_graceful_shutdown=5, access_log=False,
                                 log_config=http_guard.quiet_logging(sys.stderr), timeout_keep_alive=5,
                                 backlog=http_guard.ACCEPT_BATCH)
         with EndpointFile(url) as endpoint:
             say(f"serving {', '.join(db.name for db in databases if db.settings) or 'no db'} at {url} "
-                f"(written to {endpoint.path})" + ("; a bearer token is required" if token else "")
+                f"(written to {endpoint.path})" + ("; a bearer token is required" if tokens else "")
                 + "; Ctrl-C to stop")
             uvicorn.Server(config).run(sockets=[sock])
     finally:

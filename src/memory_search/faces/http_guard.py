@@ -8,11 +8,10 @@ on open connections and on MCP sessions, deadlines for requests, and logging tha
   else, a page that rebound its own name to 127.0.0.1 for one, gets 400.
 - Origin: a request that carries one (a browser's, from a page) must come from a page of this server's;
   one from another site's page gets 403.
-- Token: when one is configured, every route but /api/health needs `Authorization: Bearer TOKEN` (or the
-  cookie GET /graph?token=TOKEN sets, for the graph page in a browser); without it, 401. A person signs in
-  to the page once with the form at /signin (its POST, from this host only, sets the HttpOnly, SameSite
-  cookie; the token never goes in a URL); the page's address without the cookie leads there. The form and
-  the page's scripts and styles (/assets/) are open: they hold no data.
+- People: with a token file (team.py), every route but /api/health needs a person's token, `Authorization:
+  Bearer TOKEN`, or the session cookie a browser gets by signing in at /signin (or GET /graph?token=TOKEN);
+  without one, 401, and the page's address leads to the form. The form, sign-out and the page's scripts and
+  styles (/assets/) are open: they hold no data.
 - Every 4xx carries a JSON body {"error": one line}, whoever answers it (this guard, the routes, the MCP
   transport, the HTTP parser).
 - Connections: at most MAX_CONNECTIONS open (fewer when the descriptor limit is low). At the cap a new
@@ -20,29 +19,27 @@ on open connections and on MCP sessions, deadlines for requests, and logging tha
   a kept-alive one between requests); only when every one is being answered is the new one closed at once,
   so running out of descriptors turns into refusals, not silence. A request whose head and body have not
   all arrived within REQUEST_SECONDS of connecting, or of the last answer, is closed.
-- MCP sessions (/mcp): at most MCP_SESSIONS per token (per server without one); at the cap a new session
-  ends the one of that token unused longest, unless all are busy (then 503). A session idle for
+- MCP sessions (/mcp): at most MCP_SESSIONS per person (per server without tokens); at the cap a new session
+  ends that person's session unused longest, unless all are in use (then 503). A session idle for
   MCP_IDLE_SECONDS ends.
+- Headers: every answer carries the same security headers (SecurityHeaders: a Content-Security-Policy with
+  frame-ancestors 'none', X-Frame-Options, nosniff, Referrer-Policy same-origin).
 - Logs: one line per incident, the same line at most once a minute, never a traceback.
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import json
 import logging
-import os
 import re
 import resource
-import secrets
 import socket
-import stat
 import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -55,12 +52,12 @@ DESCRIPTOR_RESERVE = 64  # for database connections, the model, logs and the lis
 # descriptors before the cap can close the ones that give way.
 ACCEPT_BATCH = 32
 REQUEST_SECONDS = 10.0
-MCP_SESSIONS = 32  # per token
+MCP_SESSIONS = 32  # per person
 MCP_IDLE_SECONDS = 600.0
-TOKEN_COOKIE = "memory_search_token"
-OPEN = ("/api/health", "/signin")  # answered without the token: a load balancer's probe, the sign-in form
+MCP_ACTIVE_SECONDS = 60.0  # a session used this recently is in use, as is one with a request or stream open
+# Answered without a token: a load balancer's probe, the sign-in form and sign-out (team.py checks them).
+OPEN = ("/api/health", "/signin", "/signout")
 OPEN_PREFIXES = ("/assets/",)  # the page's scripts and styles
-SIGN_IN_LIMIT = 4096  # bytes of a sign-in form read at most
 CREDENTIAL = "memory_search.credential"  # the ASGI scope key naming who a request authenticated as
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 BIND_ALL = ("0.0.0.0", "::", "")
@@ -245,14 +242,21 @@ def machine_names() -> set[str]:
 
 
 class Guard:
-    """ASGI middleware: the Host and Origin checks, then the token; every 4xx below it gets a JSON body."""
+    """ASGI middleware: the Host and Origin checks, then who the request is from (a person's token, or their
+    browser session); every 4xx below it gets a JSON body. `tokens`: team.Tokens, one token (a str: one
+    person), or None (no token needed)."""
 
-    def __init__(self, app, hosts: Hosts, token: str | None):
-        self.app, self.hosts, self.token = app, hosts, token
-        self._credential = "token:" + hmac.new(b"memory-search", token.encode(), "sha256").hexdigest()[:16] \
-            if token else "open"
+    def __init__(self, app, hosts: Hosts, tokens=None):
+        from .team import Team, Tokens
+
+        if isinstance(tokens, str):
+            tokens = Tokens.single(tokens)
+        self.app, self.hosts = app, hosts
+        self.team = Team(tokens, hosts.port) if tokens is not None else None
 
     async def __call__(self, scope, receive, send):
+        from .team import PERSON, TEAM
+
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
@@ -261,68 +265,54 @@ class Guard:
             incident("refused requests for a host this server is not: %s", host[:80] or "(none)")
             return await _json_error(send, 400, "this server does not answer for that host name: use its address "
                                                 "or name (serve.py --allowed-host adds one)")
+        path, method = scope["path"], scope.get("method", "GET")
         origin = headers.get(b"origin")
-        if origin is not None and not self.hosts.allows_origin(origin.decode("latin-1")):
+        # A form posted from a page that sends no referrer says Origin: null; the sign-in form's own
+        # anti-forgery token is what tells it from another site's.
+        signing_in = path == "/signin" and origin == b"null"
+        if origin is not None and not signing_in and not self.hosts.allows_origin(origin.decode("latin-1")):
             incident("refused requests from another site's page: %s", origin.decode("latin-1")[:80])
             return await _json_error(send, 403, "requests from another site's page are refused")
-        path, method = scope["path"], scope.get("method", "GET")
-        if self.token is not None and method == "POST" and path == "/signin":
-            return await self._sign(scope, receive, send, headers)
-        if self.token is None or path in OPEN or path.startswith(OPEN_PREFIXES):
-            scope[CREDENTIAL] = self._credential
+        scope[TEAM] = self.team
+        if self.team is None:
+            scope[CREDENTIAL] = "open"
             return await self.app(scope, receive, json_errors(send))
-        if scope["path"] in ("/graph", "/graph/") and self._query_token(scope):
-            cookie = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()
+        if path in OPEN or path.startswith(OPEN_PREFIXES):
+            return await self.app(scope, receive, json_errors(send))
+        if path in ("/graph", "/graph/") and (person := self._query_person(scope)):
+            cookie = self.team.start(person).encode()
             return await _answer(send, 303, b"", [(b"location", b"/graph"), (b"set-cookie", cookie)])
-        if self._authorized(headers):
-            scope[CREDENTIAL] = self._credential
+        person = self._person(headers)
+        if person is not None:
+            scope[CREDENTIAL] = "person:" + person
+            scope[PERSON] = person
             return await self.app(scope, receive, json_errors(send))
         if path == "/" and method == "GET":  # the page in a browser: to the sign-in form, and back here after
+            if headers.get(b"sec-fetch-site") == b"cross-site":
+                # A link from another site: the browser held back the SameSite=Strict session cookie. The page
+                # asks for itself again, from this site, which sends the cookie when there is one.
+                return await _answer(send, 200, AGAIN_FROM_HERE, [(b"content-type", b"text/html; charset=utf-8"),
+                                                                 (b"cache-control", b"no-store")])
             query = scope.get("query_string", b"").decode("latin-1")
             back = quote("/" + ("?" + query if query else ""), safe="")
             return await _answer(send, 303, b"", [(b"location", f"/signin?next={back}".encode())])
         return await _answer(send, 401, b'{"error": "a bearer token is required: send Authorization: Bearer TOKEN"}',
                              [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")])
 
-    def _authorized(self, headers: dict) -> bool:
+    def _person(self, headers: dict) -> str | None:
         given = headers.get(b"authorization", b"").decode("latin-1")
-        if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), self.token.encode()):
-            return True
-        for part in headers.get(b"cookie", b"").decode("latin-1").split(";"):
-            name, _, value = part.strip().partition("=")
-            if name == TOKEN_COOKIE and hmac.compare_digest(value.encode(), self.token.encode()):
-                return True
-        return False
+        if given[:7].lower() == "bearer ":
+            token = given[7:].strip()
+            return self.team.tokens.who(token) if token else None
+        return self.team.person_of(headers.get(b"cookie", b"").decode("latin-1"))
 
-    async def _sign(self, scope, receive, send, headers: dict) -> None:
-        """POST /signin (token=...&next=...): the cookie and back to the page, or the form again. Only from a
-        page of this host (Origin), so no other site signs anyone in."""
-        origin = headers.get(b"origin", b"").decode("latin-1")
-        host = headers.get(b"host", b"").decode("latin-1").strip().lower()
-        if origin and urlsplit(origin).netloc.lower() != host:
-            incident("refused a sign-in from another site: %s", origin[:80])
-            return await _answer(send, 403, b"", [])
-        body = b""
-        while len(body) <= SIGN_IN_LIMIT:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        form = parse_qs(body[:SIGN_IN_LIMIT].decode("utf-8", "replace"))
-        given, back = form.get("token", [""])[-1].strip(), form.get("next", ["/"])[-1]
-        if not back.startswith("/") or back.startswith("//") or "\\" in back:
-            back = "/"  # only this server's own pages
-        back = quote(back, safe="/?=&%:@!$'()*+,;~-._")  # nothing that could end the header line
-        if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
-            incident("refused a sign-in with a wrong token")
-            return await _answer(send, 303, b"", [(b"location", f"/signin?failed=1&next={quote(back, safe='')}"
-                                                   .encode())])
-        cookie = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()
-        return await _answer(send, 303, b"", [(b"location", back.encode()), (b"set-cookie", cookie)])
-
-    def _query_token(self, scope) -> bool:
+    def _query_person(self, scope) -> str | None:
         given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[-1]
-        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+        return self.team.tokens.who(given) if given else None
+
+
+AGAIN_FROM_HERE = (b'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0">'
+                   b"<title>memory-search</title>")
 
 
 async def _answer(send, status: int, body: bytes, headers: list) -> None:
@@ -374,15 +364,17 @@ def _is_json(start) -> bool:
 
 
 class SessionCap:
-    """ASGI app in front of the MCP SDK's Streamable HTTP transport: at most `cap` sessions per credential (the
-    token; the server's own when it has none). At the cap, a request that opens a session ends the session of
-    that credential unused longest, if one is idle (no request in flight); else it gets 503. The SDK's own
-    idle timeout ends sessions nobody uses."""
+    """ASGI app in front of the MCP SDK's Streamable HTTP transport: at most `cap` sessions per person (per
+    server without tokens). At the cap, a request that opens a session ends that person's session unused
+    longest, if one is idle: no request under way on it (a held GET stream is one) and none in the last
+    MCP_ACTIVE_SECONDS. When all are in use it gets 503. One person's sessions never end another's. The SDK's
+    own idle timeout ends sessions nobody uses."""
 
     def __init__(self, manager, app, cap: int | None = None):
         self.manager, self.app, self.cap = manager, app, cap or MCP_SESSIONS
-        self.sessions: dict[str, OrderedDict] = {}  # credential -> session ids, least recently used first
+        self.sessions: dict[str, OrderedDict] = {}  # credential -> {session id: last used}, least recent first
         self.opening: dict[str, int] = {}  # credential -> requests opening a session now
+        self.under_way: dict[str, int] = {}  # session id -> its requests (and streams) under way
 
     async def __call__(self, scope, receive, send):
         live = getattr(self.manager, "_server_instances", None)
@@ -392,22 +384,34 @@ class SessionCap:
         sessions = self.sessions.setdefault(credential, OrderedDict())
         for ended in [session for session in sessions if session not in live]:
             del sessions[ended]
+            self.under_way.pop(ended, None)
         given = dict(scope.get("headers") or []).get(b"mcp-session-id")
         if given is not None:
             session = given.decode("latin-1")
-            if session in sessions:
-                sessions.move_to_end(session)
-            return await self.app(scope, receive, send)
+            if session not in sessions:  # another person's session, or one that ended
+                if any(session in theirs for theirs in self.sessions.values()):
+                    return await _json_error(send, 404, "no such MCP session: open one (initialize)")
+                return await self.app(scope, receive, send)
+            sessions[session] = time.monotonic()
+            sessions.move_to_end(session)
+            self.under_way[session] = self.under_way.get(session, 0) + 1
+            try:
+                return await self.app(scope, receive, send)
+            finally:
+                if session in self.under_way:
+                    self.under_way[session] -= 1
+                if session in sessions:
+                    sessions[session] = time.monotonic()
         if len(sessions) + self.opening.get(credential, 0) >= self.cap and not await self._end_oldest_idle(sessions):
-            incident("refused a new MCP session: %d are open for one token and all are busy", self.cap)
-            return await _json_error(send, 503, f"{self.cap} MCP sessions are open for this token and all are busy: "
-                                                "end one (DELETE /mcp) or try again later")
+            incident("refused a new MCP session: %d are open for one person and all are in use", self.cap)
+            return await _json_error(send, 503, f"{self.cap} MCP sessions are open for this token and all are in "
+                                                "use: end one (DELETE /mcp) or try again later")
 
         async def sending(message):
             if message["type"] == "http.response.start" and message["status"] < 400:
                 opened = dict(message.get("headers") or []).get(b"mcp-session-id")
                 if opened:
-                    sessions[opened.decode("latin-1")] = None
+                    sessions[opened.decode("latin-1")] = time.monotonic()
             await send(message)
 
         self.opening[credential] = self.opening.get(credential, 0) + 1
@@ -418,44 +422,60 @@ class SessionCap:
 
     async def _end_oldest_idle(self, sessions: OrderedDict) -> bool:
         live = self.manager._server_instances
-        for session in list(sessions):
-            transport = live.get(session)
-            if transport is not None and getattr(transport, "_requests_in_flight", 0):
-                continue  # being used now
+        now = time.monotonic()
+        for session, used in list(sessions.items()):
+            if self.under_way.get(session, 0) or now - used < MCP_ACTIVE_SECONDS:
+                continue  # in use
             del sessions[session]
+            self.under_way.pop(session, None)
+            transport = live.get(session)
             if transport is not None:
-                incident("ended the MCP sessions unused longest to make room for new ones (%d per token)", self.cap)
+                incident("ended the MCP sessions unused longest to make room for new ones (%d per person)", self.cap)
                 await self.manager._discard_session(session, transport)
             return True
         return False
 
 
 def read_token(path: Path) -> str:
-    """The token in `path`, which must be a regular file of the user's own that others cannot read; a missing
-    file is created with a new random token, mode 0600. Raises UsageError."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        pass
-    except OSError as error:
-        raise UsageError(f"cannot create the token file {path} ({error.strerror})") from None
-    else:
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(secrets.token_urlsafe(32) + "\n")
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as error:
-        raise UsageError(f"cannot read the token file {path} ({error.strerror}): give a regular file") from None
-    with os.fdopen(descriptor, encoding="utf-8", errors="replace") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode) or status.st_uid != os.getuid():
-            raise UsageError(f"the token file {path} is not a regular file of yours")
-        if stat.S_IMODE(status.st_mode) & 0o077:
-            raise UsageError(f"the token file {path} can be read by others: chmod 600 it")
-        token = handle.read(4096).strip()
-    if len(token) < 16 or any(character.isspace() for character in token):
-        raise UsageError(f"the token in {path} is too short or has spaces: use at least 16 characters, one line")
-    return token
+    """The token of a token file in the older form (one token alone), made as serve.py makes a missing one."""
+    from .team import read_tokens
+
+    people = read_tokens(path)
+    if len(people) != 1:
+        raise UsageError(f"the token file {path} names {len(people)} people: read it with team.read_tokens")
+    return next(iter(people.values()))
+
+
+# --- the headers every answer carries ---------------------------------------------------------------
+
+# Scripts and styles from this server only, no inline script or style; nothing loaded from elsewhere; no page
+# framed by another site; no address sent to another site (a same-origin Referer still goes with this
+# server's own forms and fetches).
+POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+          "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+SECURITY_HEADERS = ((b"content-security-policy", POLICY.encode()), (b"x-frame-options", b"DENY"),
+                    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"))
+
+
+class SecurityHeaders:
+    """ASGI middleware: every answer, whoever gives it (a route, the guard, the MCP transport, an error), carries
+    SECURITY_HEADERS, in place of any of the same name."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        names = {name for name, _ in SECURITY_HEADERS}
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                kept = [(name, value) for name, value in message.get("headers") or [] if name.lower() not in names]
+                message = {**message, "headers": [*kept, *SECURITY_HEADERS]}
+            await send(message)
+
+        return await self.app(scope, receive, sending)
 
 
 # --- logging: one line per incident ----------------------------------------------------------------

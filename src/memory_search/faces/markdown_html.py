@@ -8,11 +8,15 @@ would still emit that a hostile note could use is narrowed here, so the output n
   anything else (javascript:, data:, a relative file) is shown as its text;
 - images are shown as their alt text and never fetched (the page stays offline and tells no one it was read);
 - no inline style (table alignment becomes a class), so the page's Content-Security-Policy needs none.
+
+shown() bounds the work: a note longer than RENDER_LIMIT characters, or one whose Markdown is not rendered
+within RENDER_SECONDS, is shown as plain text, with a note saying why.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from functools import lru_cache
 from urllib.parse import unquote, urlencode
 
@@ -24,11 +28,40 @@ OPEN_SCHEMES = ("http", "https", "mailto")
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 
 
-def render(body: str, links: dict[str, str], db: str | None = None) -> str:
+RENDER_LIMIT = 200_000  # characters rendered as Markdown at most (0.9-1.2 s of prose or links on a busy 2-core machine)
+RENDER_SECONDS = 1.0  # rendering given up after this long: a note built to be slow is shown as text
+
+
+class TooSlow(Exception):
+    """The Markdown was not rendered within its time."""
+
+
+def render(body: str, links: dict[str, str], db: str | None = None, deadline: float | None = None) -> str:
     """HTML of a memory's body. links: a link's target as written -> the relative path of the memory it leads
-    to (document.Document.links); db: the db named in the links to memories."""
+    to (document.Document.links); db: the db named in the links to memories; deadline: a time.monotonic()
+    after which TooSlow is raised."""
     resolved = {unquote(target).strip().lower(): relpath for target, relpath in links.items()}
-    return _markdown().render(body, {"links": resolved, "db": db})
+    return _markdown().render(body, {"links": resolved, "db": db, "deadline": deadline})
+
+
+def shown(body: str, links: dict[str, str], db: str | None = None) -> tuple[str, str | None]:
+    """(HTML, None) of a memory's body rendered, or (its text escaped in a <pre>, why) when it is too large or
+    too slow to render."""
+    if len(body) > RENDER_LIMIT:
+        why = (f"shown as plain text: {len(body):,} characters, more than the {RENDER_LIMIT:,} the page renders "
+               "as Markdown")
+    else:
+        try:
+            return render(body, links, db, time.monotonic() + RENDER_SECONDS), None
+        except TooSlow:
+            why = f"shown as plain text: its Markdown took more than {RENDER_SECONDS:g} s to render"
+    return f'<pre class="plain-text">{escapeHtml(body)}</pre>', why
+
+
+def _in_time(env) -> None:
+    deadline = env.get("deadline")
+    if deadline is not None and time.monotonic() > deadline:
+        raise TooSlow()
 
 
 def memory_href(relpath: str, db: str | None) -> str:
@@ -42,7 +75,10 @@ def _markdown() -> MarkdownIt:
     markdown.enable(["table", "strikethrough"])
     markdown.validateLink = _allowed  # before our renderers see a link: no dangerous scheme reaches them
     markdown.inline.ruler.before("link", "wikilink", _wikilink)
+    markdown.core.ruler.at("inline", _inline_in_time)
+    markdown.inline.ruler.before("text", "deadline", _inline_deadline)
     markdown.core.ruler.push("no_inline_style", _no_inline_style)
+    _render_in_time(markdown.renderer)
     markdown.add_render_rule("link_open", _link_open)
     markdown.add_render_rule("link_close", _link_close)
     markdown.add_render_rule("image", _image)
@@ -125,3 +161,33 @@ def _no_inline_style(state) -> None:
         if style:
             token.attrs.pop("style", None)
             token.attrSet("class", "align-" + style.rsplit(":", 1)[-1].strip())
+
+
+def _inline_deadline(state, silent: bool) -> bool:
+    """An inline rule that matches nothing: the deadline checked every 512 places within a paragraph."""
+    env = state.env
+    env["steps"] = steps = env.get("steps", 0) + 1
+    if not steps & 511:
+        _in_time(env)
+    return False
+
+
+def _inline_in_time(state) -> None:
+    """markdown-it's inline stage, with the deadline checked between blocks (a table cell, a paragraph)."""
+    for token in state.tokens:
+        if token.type == "inline":
+            _in_time(state.env)
+            if token.children is None:
+                token.children = []
+            state.md.inline.parse(token.content, state.md, state.env, token.children)
+
+
+def _render_in_time(renderer) -> None:
+    """The renderer with the deadline checked before each block's inline content."""
+    render_inline = renderer.renderInline
+
+    def render_inline_in_time(tokens, options, env):
+        _in_time(env)
+        return render_inline(tokens, options, env)
+
+    renderer.renderInline = render_inline_in_time

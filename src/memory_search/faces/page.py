@@ -18,8 +18,8 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
+import threading
 import time
-from html import escape
 from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlsplit
@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 from .. import params
 from ..config import Settings
 from ..errors import IndexMissing, NotFound, UsageError, quoted
+from .markdown_html import RENDER_LIMIT
+from .team import PERSON
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 DEFAULT_DB = "default"
@@ -34,12 +36,14 @@ ASSET = re.compile(r"^[a-z][a-z0-9-]*\.(?:js|css|svg)$")
 ASSET_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8", "svg": "image/svg+xml"}
 CSRF_HEADER = "x-memory-search-csrf"
 RECENT_TOP = 30
-# Scripts and styles from this server only, no inline script or style; nothing loaded from elsewhere;
-# the page framed by no other site.
-POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-          "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-HEADERS = {"content-security-policy": POLICY, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
-           "x-frame-options": "DENY", "cache-control": "no-store"}
+# The security headers (a Content-Security-Policy without inline script, no framing) are http_guard's, on
+# every answer of the server.
+HEADERS = {"cache-control": "no-store"}
+# Memories read, rendered and encoded at once: a few clients reading megabyte notes leave the interpreter to
+# the searches between them (a memory of a usual size takes milliseconds, so the wait is short).
+MEMORIES_AT_ONCE = 1
+SIGN_OUT = ('<form class="signout" method="post" action="/signout"><button type="submit" data-i18n="signOut">'
+            'Sign out</button></form>')
 SEARCH_NAMES = {"q": "query", "top": "top", "scope": "scope", "project": "project", "tag": "tags", "since": "since",
                 "until": "until", "include_superseded": "include_superseded"}
 
@@ -49,7 +53,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
     error response; query_values(request, names) reads request parameters as the API does; refresh: whether
     the page may start index.py (on loopback, or behind the token)."""
     import anyio.to_thread
-    from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+    from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
     from ..render import hit_dict, record_dict, related_dict
@@ -84,6 +88,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
 
     async def page(request):
         text = (STATIC / "page.html").read_text(encoding="utf-8").replace("{{csrf}}", csrf)
+        text = text.replace("{{signout}}", SIGN_OUT if request.scope.get(PERSON) else "")  # team mode: signed in
         before, _, after = text.partition("{{first}}")
 
         async def parts():
@@ -105,12 +110,6 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
             yield (first + after).encode()
 
         return StreamingResponse(parts(), media_type="text/html; charset=utf-8", headers=HEADERS)
-
-    async def sign_in(request):
-        back = request.query_params.get("next") or "/"
-        text = (STATIC / "signin.html").read_text(encoding="utf-8").replace("{{next}}", escape(back, quote=True))
-        text = text.replace("{{failed}}", "" if request.query_params.get("failed") else "hidden")
-        return HTMLResponse(text, headers=HEADERS)
 
     async def asset(request):
         name = request.path_params["name"]
@@ -151,24 +150,54 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
                 "hits": [{**hit_dict(hit), "relpath": hit.record.relpath, "snippet": plain(hit.snippet),
                           "marks": marks(plain(hit.snippet), text)} for hit in hits]}
 
-    def memory(memories, name, request) -> dict:
-        from .markdown_html import render
-
+    def memory(memories, name, request) -> tuple[dict, str, dict]:
+        """(what the page shows of a memory but its body, the body, where its links lead), read from the index;
+        rendering comes after, with the connection given back."""
         path = query_values(request, {"path": "path"})["path"]
         if not path or not path.strip():
             raise UsageError("path is required: give a memory's path")
-        found = memories.document(path)
+        found = memories.document(path, link_limit=RENDER_LIMIT)  # a longer note is shown as text, links unread
         try:
             related = memories.related(found.record.path, top=10)
         except NotFound:  # a memory written since the last index run: shown, with nothing related yet
             related = []
         record = found.record
-        return {"path": record.path, "relpath": record.relpath, "title": record.title, "kind": record.kind,
-                "status": record.status, "date": record.date.isoformat() if record.date else None,
-                "project": record.project, "tags": list(record.tags), "frontmatter": found.frontmatter,
-                "problem": found.problem, "start_line": found.body_start_line, "end_line": found.end_line,
-                "html": render(found.body, found.links, name),
-                "related": [{**related_dict(entry), "relpath": entry.record.relpath} for entry in related]}
+        return ({"path": record.path, "relpath": record.relpath, "title": record.title, "kind": record.kind,
+                 "status": record.status, "date": record.date.isoformat() if record.date else None,
+                 "project": record.project, "tags": list(record.tags), "frontmatter": found.frontmatter,
+                 "problem": found.problem, "start_line": found.body_start_line, "end_line": found.end_line,
+                 "related": [{**related_dict(entry), "relpath": entry.record.relpath} for entry in related]},
+                found.body, found.links)
+
+    showing = threading.BoundedSemaphore(MEMORIES_AT_ONCE)
+
+    async def memory_shown(request):
+        import json as json_text
+
+        from .markdown_html import shown
+
+        async def work():
+            name, settings = names_db(request)
+
+            def call() -> bytes:
+                with showing:
+                    started = time.perf_counter()
+                    with resources.open(settings) as memories:
+                        about, body, links = memory(memories, name, request)
+                    # The connection is back in the pool: a large note's rendering keeps no request waiting.
+                    html, plain = shown(body, links, name)
+                    # Encoded here, not on the event loop: a megabyte of JSON would hold up every answer.
+                    encoded = json_text.dumps({**about, "html": html, "plain_text": plain}, ensure_ascii=False,
+                                              separators=(",", ":")).encode()
+                    if len(body) > RENDER_LIMIT:
+                        # A note this large is served at most half the time: the other half, the interpreter
+                        # is the searches' (clients reading megabyte notes in a loop would else starve them).
+                        time.sleep(min(time.perf_counter() - started, 1.0))
+                    return encoded
+
+            return Response(await anyio.to_thread.run_sync(call), media_type="application/json", headers=HEADERS)
+
+        return await answer(work)
 
     def recent(memories, name, request) -> dict:
         top = query_values(request, {"top": "top"})["top"] if "top" in request.query_params else RECENT_TOP
@@ -195,12 +224,11 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
         return await answer(work)
 
     return [Route("/", page, methods=["GET"]),
-            Route("/signin", sign_in, methods=["GET"]),
             Route("/assets/{name}", asset, methods=["GET"]),
             Route("/page/overview.json", reading(overview), methods=["GET"]),
             Route("/page/progress.json", reading(progress), methods=["GET"]),
             Route("/page/search.json", reading(search), methods=["GET"]),
-            Route("/page/memory.json", reading(memory), methods=["GET"]),
+            Route("/page/memory.json", memory_shown, methods=["GET"]),
             Route("/page/recent.json", reading(recent), methods=["GET"]),
             Route("/page/refresh", start_index, methods=["POST"])]
 

@@ -34,8 +34,10 @@ SERVE_ENVIRONMENT = ENVIRONMENT_HELP + """
 @click.option("--db", "dbs", multiple=True, metavar="NAME=DIR|NAME=index:PREFIX",
               help="also serve this memories directory, or the index PREFIX that another machine builds in "
                    "the same database, as db NAME (repeatable)")
-@click.option("--token-file", metavar="FILE", help="require `Authorization: Bearer TOKEN` with the token in FILE "
-                                                   "(created with a random token, mode 0600, when missing)")
+@click.option("--token-file", metavar="FILE",
+              help="require a person's token (`Authorization: Bearer TOKEN`, or a browser's sign-in): FILE holds "
+                   "NAME TOKEN lines, one person each, or one token alone (created with a random token, mode 0600, "
+                   "when missing); removing a line revokes it")
 @click.option("--allowed-host", "allowed", multiple=True, metavar="NAME",
               help="also answer requests for this host name (a reverse proxy's; repeatable)")
 @memories_option
@@ -47,7 +49,8 @@ def serve_command(console: Console, host, port, dbs, token_file, allowed, memori
     (and the deprecated /api/keyword, /api/semantic), /api/read?db=&path=; /?db= is the
     knowledge-base page for people (overview, search, a memory, recent records, the graph, index
     progress and refresh); /graph?db= draws the link graph in a browser; /mcp is the MCP server
-    (Streamable HTTP) over the first db that loads. With a token, a browser signs in at /signin.
+    (Streamable HTTP) over the first db that loads. With a token file, a browser signs in at /signin
+    and signs out with the page's button.
     The default db is the memories directory's index; databases.json
     in the configuration folder and --db add more. The base URL is written to
     <config>/memory-search/endpoint (mode 0600) and removed on exit. Only requests for the

@@ -25,8 +25,9 @@ class Document:
     problem: str | None = None  # why the frontmatter could not be read (then it is part of the body)
 
 
-def document(memories, path: str) -> Document:
-    """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index."""
+def document(memories, path: str, link_limit: int | None = None) -> Document:
+    """The memory at `path`, read through Memories.read (the one safe way in), its links resolved by the index;
+    a body longer than `link_limit` characters comes without them (it will be shown as text)."""
     from ..errors import MemorySearchError
     from ..storage.links import edges
     from ..storage.schema import ManagedTables
@@ -42,9 +43,10 @@ def document(memories, path: str) -> Document:
         frontmatter, body, body_start, problem = {}, passage.text, 1, str(reason)
     links: dict[str, str] = {}
     try:
-        for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
-            if edge.target_file is not None:
-                links.setdefault(edge.target, shown_path(edge.target_file, root))
+        if link_limit is None or len(body) <= link_limit:
+            for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
+                if edge.target_file is not None:
+                    links.setdefault(edge.target, shown_path(edge.target_file, root))
     except MemorySearchError:
         pass  # a memory is shown without its links when the index cannot be read
     within = relative_path(passage.path, source.root) if source else None

@@ -9,7 +9,7 @@
 const TEXT = {
   en: {
     skip: "Skip to the search box", title: "Memories", db: "db", navSearch: "Search", navRecent: "Recent",
-    navGraph: "Graph", overview: "Overview", refresh: "Refresh the index", indexing: "Indexing…", barFiles: "Files",
+    navGraph: "Graph", signOut: "Sign out", overview: "Overview", refresh: "Refresh the index", indexing: "Indexing…", barFiles: "Files",
     barEmbeddings: "Embeddings", search: "Search", placeholder: "a question or keywords, Japanese or English",
     searchButton: "Search", filters: "Filters", scope: "Kind", scopeAll: "all", kind_session: "session",
     kind_web: "web page", kind_minutes: "minutes", kind_wiki: "wiki", kind_claude: "Claude Code", kind_other: "other", project: "Project",
@@ -46,7 +46,7 @@ const TEXT = {
     legendInactive: "pale: superseded or deprecated", legendSize: "larger: more links",
   },
   ja: {
-    skip: "検索欄へ移動", title: "メモリー", db: "DB", navSearch: "検索", navRecent: "最近の記録", navGraph: "グラフ",
+    skip: "検索欄へ移動", title: "メモリー", db: "DB", navSearch: "検索", navRecent: "最近の記録", navGraph: "グラフ", signOut: "サインアウト",
     overview: "概要", refresh: "インデックスを更新", indexing: "インデックス作成中…", barFiles: "ファイル",
     barEmbeddings: "埋め込み", search: "検索", placeholder: "質問やキーワード (日本語・英語)", searchButton: "検索",
     filters: "絞り込み", scope: "種類", scopeAll: "すべて", kind_session: "セッション", kind_web: "ウェブページ",
@@ -444,8 +444,10 @@ async function openMemory() {
   $("reader-title").textContent = memory.title;
   $("reader-path").textContent = memory.end_line ? `${memory.relpath}:1-${memory.end_line}` : memory.relpath;
   reader.classList.toggle("failed", !!memory.failed);
-  $("reader-problem").hidden = !memory.problem;
-  if (memory.problem) $("reader-problem").textContent = T.problem(memory.problem);
+  // Why the frontmatter is shown as text, and why the body is (a note too large or too slow to render).
+  const notes = [memory.problem && T.problem(memory.problem), memory.plain_text].filter(Boolean);
+  $("reader-problem").hidden = !notes.length;
+  if (notes.length) $("reader-problem").textContent = notes.join(" ");
   $("reader-text").innerHTML = memory.html;  // rendered and sanitised on the server (markdown_html.py)
   const entries = Object.entries(memory.frontmatter);
   $("frontmatter").replaceChildren(...(entries.length ? entries.flatMap(([key, value]) =>
