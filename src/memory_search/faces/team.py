@@ -123,6 +123,8 @@ class Tokens:
         return cls(people={UNNAMED: token})
 
     def _signature(self) -> tuple | None:
+        if self.path is None:
+            return None
         try:
             status = os.stat(self.path, follow_symlinks=False)
         except OSError:
