@@ -121,8 +121,8 @@ def test_conversation_figures_count_sessions_every_session_and_turns_in_the_firs
 
 
 def test_passage_figures_count_a_first_five_hit_whose_lines_overlap_or_hold_the_answer(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
-    from evaluation import Dataset, passage_figures
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "eval"))
+    from eval_lib import Dataset, passage_figures
 
     dataset = Dataset("notes", {}, {"a": "", "b": "", "c": "", "d": ""}, {}, category={
         "a": "identifier", "b": "paraphrase", "c": "paraphrase", "d": "paraphrase"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import psycopg
 
@@ -115,8 +116,9 @@ def test_links_resolve_by_path_then_unique_name_and_stay_fresh(env, memories, da
     assert [edge[1] for edge in _edges(memories, "wiki/hub.md") if edge[3].lower() == "target page"] == [None] * 3
     # A note appearing under the missing name resolves the link that waited for it.
     memories.write("wiki/Nowhere.md", "# Nowhere\n\nNow it exists.", title="Nowhere")
-    # Deleting one of the two Dup notes makes the name unique again.
-    (memories.root / "wiki/dup/two/dup.md").unlink()
+    # Deleting one of the two Dup notes, with its folder, makes the name unique again (a folder left empty
+    # reads as a drive that is not mounted: its notes are kept).
+    shutil.rmtree(memories.root / "wiki/dup/two")
     index(env, memories)
     resolved = {edge[3]: edge[1] for edge in _edges(memories, "wiki/hub.md")}
     assert resolved["Nowhere"] == "wiki/Nowhere.md" and resolved["Dup"] == "wiki/dup/one/Dup.md"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import re
 import secrets
@@ -28,6 +29,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote
 
 from ..errors import UsageError
+
+# The server's log (http_guard.quiet_logging keeps each distinct line to one a minute).
+_log = logging.getLogger("memory_search.http")
 
 UNNAMED = "team"  # the person of a token file in the older form: one token, no name
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
@@ -282,8 +286,6 @@ def signin_routes() -> list:
         return response
 
     async def sign_in(request):
-        from .http_guard import incident
-
         team: Team | None = request.scope.get(TEAM)
         if team is None:
             return redirect("/")
@@ -296,11 +298,11 @@ def signin_routes() -> list:
         given, back = fields.get("token", [""])[-1].strip(), own_page(fields.get("next", ["/"])[-1])
         cookies = request.headers.get("cookie", "")
         if not team.form_is_ours(cookies, fields.get("csrf", [""])[-1]):
-            incident("refused a sign-in without this server's form token (another site's form, or an old one)")
+            _log.warning("refused a sign-in without this server's form token (another site's form, or an old one)")
             return redirect(f"/signin?expired=1&next={quote(back, safe='')}")
         person = team.tokens.who(given) if given else None
         if person is None:
-            incident("refused a sign-in with a wrong token")
+            _log.warning("refused a sign-in with a wrong token")
             return redirect(f"/signin?failed=1&next={quote(back, safe='')}")
         spent = f"{team.signin_cookie}=; Path=/signin; Max-Age=0; HttpOnly; SameSite=Strict"
         return redirect(back, team.start(person), spent)
