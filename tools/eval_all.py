@@ -14,8 +14,9 @@ embedding cache in the database makes indexing a set the other side has indexed 
 It prints nDCG@10 per set and mode (ref, now and their difference), marking with `*` a difference beyond noise
 (the mean of the per-query differences more than two standard errors from zero), and flags every set where hybrid
 falls below its better leg (keyword or semantic) beyond noise on this tree; then the conversation figures
-(session@5, all sessions@5, turn@5), the share of top-grade first hits of graded sets, and the abstention figures
-at --min-score 0.5 where the set has unanswerable questions.
+(session@5, all sessions@5, turn@5), passage@5 and whole@5 of sets with answer lines (metadata.passages), the
+share of top-grade first hits of graded sets, and the abstention figures at --min-score 0.5 where the set has
+unanswerable questions.
 
 Examples:
   eval_all.py                                   # every set, against main
@@ -243,6 +244,18 @@ def side_tables(rows: list[Row], modes: list[str], ref_name: str) -> str:
                     out.append(f"{item.name:<22} {mode:<9} {label:<14}" + "".join(
                         f" {cell(before.get(key), 8)}{cell(figures[key], 9)}"
                         for key in ("session", "all_sessions", "turn")))
+    answered = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("passage")]
+    if answered:
+        out += ["", f"questions with answer lines, first five hits: passage@5 = a hit whose lines overlap the "
+                    f"answer's, whole@5 = one whose lines hold all of them ({ref_name} -> now)",
+                f"{'set':<22} {'mode':<9} {'passage@5':>17} {'whole@5':>17}"]
+        for item, ref, now in answered:
+            for mode in modes:
+                figures = now["passage"].get(mode, {}).get("all")
+                if figures:
+                    before = ((ref or {}).get("passage") or {}).get(mode, {}).get("all", {})
+                    out.append(f"{item.name:<22} {mode:<9}" + "".join(
+                        f" {cell(before.get(key), 8)}{cell(figures[key], 9)}" for key in ("passage", "whole")))
     graded = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("best_first")]
     if graded:
         out += ["", f"best first: the share of questions whose first hit has their top grade, the page in the "
