@@ -165,3 +165,54 @@ def test_turn_spans_lie_within_the_text_in_order(lines, first_line):
     last = first_line + text.count("\n")
     for (start, end), following in zip(spans, spans[1:] + [(last + 1, last + 1)]):
         assert first_line <= start <= end < following[0] <= last + 1
+
+
+_code_line = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Zl", "Zp", "Cs")), max_size=90).filter(
+    lambda line: not line.lstrip().startswith(("#", "```", "~~~")))
+_prose = st.sampled_from(["検索の品質を測るための手順を書いておく。", "The answer is in the section below.",
+                          "オンコールの引き継ぎは月曜に行う。", "Run the command and read its output.", "- 項目",
+                          "> 引用"])
+
+
+@st.composite
+def _notes(draw) -> str:
+    """Markdown as notes are written: headings straight after headings, sections of a line or two, long ones,
+    code fences (some longer than a chunk), tables."""
+    parts = []
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["heading", "heading", "short", "long", "code", "table", "blank"]))
+        if kind == "heading":
+            title = draw(st.sampled_from(["背景", "Setup", "手順", "Notes"]))
+            parts.append("#" * draw(st.integers(1, 4)) + " " + title)
+        elif kind == "short":
+            parts.append("\n".join(draw(st.lists(_prose, min_size=1, max_size=2))))
+        elif kind == "long":
+            parts.append("\n".join(draw(st.lists(_prose, min_size=3, max_size=60))))
+        elif kind == "code":
+            fence = draw(st.sampled_from(["```", "~~~", "```bash"]))
+            parts.append("\n".join([fence, *draw(st.lists(_code_line, max_size=80)), fence[:3]]))
+        elif kind == "table":
+            rows = draw(st.integers(1, 40))
+            parts.append("\n".join(["| key | value |", "| --- | --- |", *(f"| k{i} | 値{i} |" for i in range(rows))]))
+        else:
+            parts.append("")
+    return draw(st.sampled_from(["\n\n", "\n"])).join(parts)
+
+
+@seeded
+@FAST
+@given(_notes(), st.integers(min_value=1, max_value=30))
+def test_no_chunk_is_a_heading_alone_and_every_line_is_in_a_chunk_at_its_place(body, first_line):
+    import re
+
+    chunks = chunk_markdown(body, first_line)
+    lines = body.split("\n")
+    heading = re.compile(r"^#{1,6}\s")
+    if any(line.strip() and not heading.match(line) for line in lines):
+        for chunk in chunks:
+            assert any(line.strip() and not heading.match(line) for line in chunk.text.split("\n")), chunk
+    for chunk in chunks:
+        assert len(chunk.text) <= MAX_CHARS
+        assert chunk.text == "\n".join(lines[chunk.start_line - first_line:chunk.end_line - first_line + 1]).strip()
+    covered = {number for chunk in chunks for number in range(chunk.start_line, chunk.end_line + 1)}
+    assert all(number in covered for number, line in enumerate(lines, first_line) if line.strip())

@@ -109,7 +109,7 @@ def test_superseded_and_deprecated_are_hidden_unless_asked(env, sample):
 
 
 def test_one_best_chunk_per_file_unless_no_dedupe(env, memories):
-    sections = "\n\n".join(f"## Part {i}\n\n" + f"Section {i} about the deploy pipeline and its caches. " * 3
+    sections = "\n\n".join(f"## Part {i}\n\n" + f"Section {i} about the deploy pipeline and its caches. " * 8
                            for i in range(6))
     memories.write("wiki/long.md", "# Deploy pipeline\n\n" + sections, title="Deploy pipeline")
     memories.write("wiki/short.md", "# Lunch\n\nThe team lunch is on Friday.", title="Lunch")
@@ -647,3 +647,48 @@ def test_an_index_made_before_gets_the_dates_b_tree_at_its_next_run(env, memorie
         assert [hit["title"] for hit in search(env, memories, "login", "--since", "2026-11-01")] == ["Webapp work"]
         assert run_script("index", env=env, memories=memories).returncode == 0
         assert dates in kept(conn)
+
+
+_RUNBOOK = """# オンコール当番の引き継ぎ
+
+## 背景
+
+決済APIの障害対応をチームで一本化するためのページ。
+2025年4月から運用している。
+
+## 交代の日時
+
+当番は毎週月曜の10時に交代する。Slack の #payments-oncall で前の当番が声をかけ、次の当番が返事をしたら交代。
+祝日が月曜に重なるときは火曜の10時にずらす。PagerDuty のスケジュールは交代の一時間前に自動で切り替わる。
+交代のあとの最初の一時間は、前の当番も呼ばれたときに答えられるようにしておく。
+年末年始と大型連休は、連休に入る前の最後の営業日の17時に交代し、連休明けの朝にもう一度交代する。
+
+## 渡すもの
+
+前の当番は未解決のアラートと対応中のインシデントの経過を `incident-log.md` に書いてから渡す。
+次の当番はそれを読み、分からない点があればその場で聞く。渡したあとに前の当番が呼ばれることはない。
+夜間に起きて朝まで続いたインシデントは、経過とともに担当者の名前も書き残す。
+
+## 署名エラーの調べ方
+
+Webhook の受信で `SignatureVerificationError` が出たら、まず署名鍵の期限を確かめる。
+鍵は `payments-webhook-secret` に入っていて、`kubectl get secret payments-webhook-secret -o yaml` で見られる。
+期限が切れていたら鍵を作り直し、シークレットを更新してから `kubectl rollout restart deploy/webhook` を実行する。
+それでも直らないときは、リクエストの生のボディが途中のプロキシで書き換えられていないかをログで確かめる。
+"""
+
+
+def test_the_hit_shown_is_the_section_that_answers_not_the_title_or_a_short_section(env, memories):
+    # "# title" straight before "## 背景" and a section of two lines: neither is shown for the question the
+    # section after them answers.
+    path = memories.write("wiki/payments-oncall.md", _RUNBOOK, title="オンコール当番の引き継ぎ")
+    memories.write("wiki/deploy.md", "# デプロイ手順\n\n" + "本番へのデプロイは main へのマージで始まる。" * 8,
+                   title="デプロイ手順")
+    index(env, memories)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    first, last = lines.index("## 交代の日時") + 1, lines.index("## 渡すもの") - 1
+    for mode in ("hybrid", "keyword", "semantic"):
+        hit = search(env, memories, "オンコールの引き継ぎはいつ", "--mode", mode)[0]
+        assert hit["path"].endswith("payments-oncall.md")
+        assert hit["start_line"] <= first + 2 and last <= hit["end_line"], (mode, hit["start_line"], hit["end_line"])
+        assert hit["end_line"] < lines.index("## 渡すもの") + 1, mode

@@ -14,8 +14,9 @@ embedding cache in the database makes indexing a set the other side has indexed 
 It prints nDCG@10 per set and mode (ref, now and their difference), marking with `*` a difference beyond noise
 (the mean of the per-query differences more than two standard errors from zero), and flags every set where hybrid
 falls below its better leg (keyword or semantic) beyond noise on this tree; then the conversation figures
-(session@5, all sessions@5, turn@5), the answer-line figures (file@5, passage@5), the share of top-grade first
-hits of graded sets, and the abstention figures at --min-score 0.5 where the set has unanswerable questions.
+(session@5, all sessions@5, turn@5), the answer-line figures of sets with answer lines (file@5, passage@5,
+whole@5), the share of top-grade first hits of graded sets, and the abstention figures at --min-score 0.5 where
+the set has unanswerable questions.
 
 Examples:
   eval_all.py                                   # every set, against main
@@ -261,14 +262,16 @@ def side_tables(rows: list[Row], modes: list[str], ref_name: str) -> str:
     answered = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("passage")]
     if answered:
         out += ["", f"questions with answer lines, first five hits ({ref_name} -> now): file = the answering file "
-                    f"among them; passage = a hit whose shown lines overlap the answer's",
-                f"{'set':<22} {'mode':<9} {'label':<12} {'file@5':>17} {'passage@5':>17}"]
+                    f"among them; passage = a hit whose shown lines overlap the answer's; whole = one whose lines "
+                    f"hold all of them",
+                f"{'set':<22} {'mode':<9} {'label':<12} {'file@5':>17} {'passage@5':>17} {'whole@5':>17}"]
         for item, ref, now in answered:
             for mode in modes:
                 for label, figures in now["passage"].get(mode, {}).items():
                     before = ((ref or {}).get("passage") or {}).get(mode, {}).get(label, {})
                     out.append(f"{item.name:<22} {mode:<9} {label:<12}" + "".join(
-                        f" {cell(before.get(key), 8)}{cell(figures[key], 9)}" for key in ("file", "passage")))
+                        f" {cell(before.get(key), 8)}{cell(figures.get(key), 9)}"
+                        for key in ("file", "passage", "whole")))
     graded = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("best_first")]
     if graded:
         out += ["", f"best first: the share of questions whose first hit has their top grade, the page in the "
