@@ -1,0 +1,82 @@
+"""The languages a text is written in, read from its words.
+
+Notes people keep mix prose with what is in no language: code blocks, inline code, identifiers
+(`SignatureVerificationError`, `ef_search`, `HNSW`), commands and flags, paths, URLs and numbers. Those are set
+aside, and what remains is counted in words: a CJK character as half a word (a Japanese word is about two
+characters), a Latin word as one. A text holds a script when at least HOLDS of its words are in it: a Japanese
+note full of code is Japanese, a note with Japanese and English paragraphs holds both, and a note of code alone
+holds neither (nothing in it says which words it could contain).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+CJK, LATIN = "cjk", "latin"
+HOLDS = 0.2  # the share of a text's words in a script from which the text holds it
+CJK_CHARACTERS_PER_WORD = 2.0
+
+# Kana (with ー), 々, CJK ideographs (extension A and compatibility forms included), Hangul: tokens.py's ranges.
+_CJK_CLASS = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_CHARACTER = re.compile(f"[{_CJK_CLASS}]")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_INDENTED = re.compile(r"(?:^(?: {4}|\t)[^\n]*\n?)+", re.MULTILINE)  # an indented code block
+_INLINE = re.compile(r"`+[^`\n]*`+")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\S+@\S+\.\w+", re.IGNORECASE)
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s、。）)]+|\b[\w.-]+(?:/[\w.-]+)+")
+# A run of ASCII word characters and the joiners of code (_ . : = - $ #), with an optional leading dash of a flag.
+_LATIN_RUN = re.compile(r"-{0,2}[A-Za-z0-9_$#][A-Za-z0-9_.:$#=-]*")
+_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+
+
+def natural_text(text: str) -> str:
+    """The text with code blocks, inline code, URLs and paths taken out (each left as a space)."""
+    text = unicodedata.normalize("NFKC", text)
+    for pattern in (_FENCE, _INDENTED, _INLINE, _URL, _PATH):
+        text = pattern.sub(" ", text)
+    return text
+
+
+def is_natural_word(token: str) -> bool:
+    """Whether an ASCII run is a word of prose, not an identifier, command flag, number or name in capitals:
+    letters only (an apostrophe inside), lower case or capitalised."""
+    if not _WORD.fullmatch(token) or len(token) == 1 and token not in ("a", "A", "I"):
+        return False  # a single letter other than a word is a variable
+    rest = token[1:].replace("'", "").replace("’", "")
+    return rest.islower() or not rest
+
+
+def natural_words(text: str) -> tuple[list[str], int]:
+    """The Latin words of prose in a text, and its count of CJK characters outside code, URLs and paths."""
+    natural = natural_text(text)
+    words = [run for run in _LATIN_RUN.findall(natural) if is_natural_word(run.strip("-.:"))
+             and not run.startswith("-")]
+    return words, len(_CJK_CHARACTER.findall(natural))
+
+
+def word_shares(text: str) -> dict[str, float]:
+    """The share of the text's words of prose in each script (empty when it has none)."""
+    words, characters = natural_words(text)
+    counts = {CJK: characters / CJK_CHARACTERS_PER_WORD, LATIN: float(len(words))}
+    total = sum(counts.values())
+    return {script: count / total for script, count in counts.items()} if total else {}
+
+
+def languages(text: str) -> frozenset[str]:
+    """The scripts the text is written in (CJK, LATIN): each holding at least HOLDS of its words of prose;
+    empty for a text with none (code, numbers, a path)."""
+    return frozenset(script for script, share in word_shares(text).items() if share >= HOLDS)
+
+
+def main_language(text: str) -> str | None:
+    """The script most of the text's words of prose are in (CJK on a tie), None when it has none."""
+    shares = word_shares(text)
+    if not shares:
+        return None
+    return CJK if shares[CJK] >= shares[LATIN] else LATIN
+
+
+def is_cjk_term(term: str) -> bool:
+    """Whether a keyword term (tokens.py's) is a CJK word or bigram."""
+    return bool(term) and bool(_CJK_CHARACTER.match(term))
