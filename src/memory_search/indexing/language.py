@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 CJK, LATIN = "cjk", "latin"
 HOLDS = 0.2  # the share of a text's words in a script from which the text holds it
@@ -19,40 +20,37 @@ CJK_CHARACTERS_PER_WORD = 2.0
 
 # Kana (with ー), 々, CJK ideographs (extension A and compatibility forms included), Hangul: tokens.py's ranges.
 _CJK_CLASS = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_CJK_CHARACTER = re.compile(f"[{_CJK_CLASS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _INDENTED = re.compile(r"(?:^(?: {4}|\t)[^\n]*\n?)+", re.MULTILINE)  # an indented code block
 _INLINE = re.compile(r"`+[^`\n]*`+")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\S+@\S+\.\w+", re.IGNORECASE)
-_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s、。）)]+|\b[\w.-]+(?:/[\w.-]+)+")
-# A run of ASCII word characters and the joiners of code (_ . : = - $ #), with an optional leading dash of a flag.
-_LATIN_RUN = re.compile(r"-{0,2}[A-Za-z0-9_$#][A-Za-z0-9_.:$#=-]*")
-_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+# ASCII classes only: a class that takes CJK characters would be tried from every character of a Japanese line.
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s)>\]、。]+|(?<![A-Za-z0-9.])www\.[^\s)>\]、。]+"
+                  r"|(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]+")
+_PATH = re.compile(r"(?<![A-Za-z0-9_.~/-])(?:~|\.{1,2})?/[A-Za-z0-9_.~/-]+|(?<![A-Za-z0-9_.~/-])[A-Za-z0-9_.-]+"
+                   r"(?:/[A-Za-z0-9_.-]+)+")
+# Each pattern is tried only on a text that holds what it needs.
+_SET_ASIDE = ((("```", "~~~"), _FENCE), (("\n    ", "\n\t"), _INDENTED), (("`",), _INLINE),
+              (("://", "www.", "@"), _URL), (("/",), _PATH))
+# A word of prose: letters, lower case or capitalised (an apostrophe inside), or the words a, A and I; not a
+# part of an identifier, a flag or a dotted or joined name (no ASCII letter, digit or joiner of code against it).
+_NATURAL_WORD = re.compile(r"(?<![A-Za-z0-9_.:$#=/@-])(?:[A-Za-z][a-z]+(?:['’][a-z]+)?|[aAI])"
+                           r"(?![A-Za-z0-9_:$#=@]|[.'’-][A-Za-z0-9_])")
 
 
 def natural_text(text: str) -> str:
     """The text with code blocks, inline code, URLs and paths taken out (each left as a space)."""
-    text = unicodedata.normalize("NFKC", text)
-    for pattern in (_FENCE, _INDENTED, _INLINE, _URL, _PATH):
-        text = pattern.sub(" ", text)
+    text = "\n" + unicodedata.normalize("NFKC", text)  # a first line indented is a code block too
+    for needs, pattern in _SET_ASIDE:
+        if any(need in text for need in needs):
+            text = pattern.sub(" ", text)
     return text
-
-
-def is_natural_word(token: str) -> bool:
-    """Whether an ASCII run is a word of prose, not an identifier, command flag, number or name in capitals:
-    letters only (an apostrophe inside), lower case or capitalised."""
-    if not _WORD.fullmatch(token) or len(token) == 1 and token not in ("a", "A", "I"):
-        return False  # a single letter other than a word is a variable
-    rest = token[1:].replace("'", "").replace("’", "")
-    return rest.islower() or not rest
 
 
 def natural_words(text: str) -> tuple[list[str], int]:
     """The Latin words of prose in a text, and its count of CJK characters outside code, URLs and paths."""
     natural = natural_text(text)
-    words = [run for run in _LATIN_RUN.findall(natural) if is_natural_word(run.strip("-.:"))
-             and not run.startswith("-")]
-    return words, len(_CJK_CHARACTER.findall(natural))
+    return _NATURAL_WORD.findall(natural), sum(len(run) for run in _CJK_RUN.findall(natural))
 
 
 def word_shares(text: str) -> dict[str, float]:
@@ -63,6 +61,7 @@ def word_shares(text: str) -> dict[str, float]:
     return {script: count / total for script, count in counts.items()} if total else {}
 
 
+@lru_cache(maxsize=4096)  # a server searches the same chunks again and again
 def languages(text: str) -> frozenset[str]:
     """The scripts the text is written in (CJK, LATIN): each holding at least HOLDS of its words of prose;
     empty for a text with none (code, numbers, a path)."""
@@ -79,4 +78,4 @@ def main_language(text: str) -> str | None:
 
 def is_cjk_term(term: str) -> bool:
     """Whether a keyword term (tokens.py's) is a CJK word or bigram."""
-    return bool(term) and bool(_CJK_CHARACTER.match(term))
+    return bool(_CJK_RUN.match(term))
