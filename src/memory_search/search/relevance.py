@@ -15,8 +15,8 @@ of the languages it is written in (indexing/language.py, read from its prose), t
 (identifiers, names in capitals, numbers) and any term it does hold; `attainable` is their share of the
 query's term weight. The keyword part is attainable x a x coverage^3 + b x normalised BM25 + (1 - attainable)
 x `unattainable`, coverage counted over the terms it can hold: a note in the other language than the question
-is neither credited with nor penalised for the words it could not contain, which count for a fitted constant,
-as if matched as well as an answer matches on average. Nor can a cosine across
+is neither credited with nor penalised for the words it could not contain, which count for a fitted constant
+(relevance.json; 0 on the development sets, chosen on every collection left out). Nor can a cosine across
 languages be compared as it is: the model gives a question higher cosines with everything in its own script,
 so where the index holds enough Latin and enough CJK text, a hit not written in the question's language has
 its cosine raised by the query's mean cosine with the chunks in its script minus its mean cosine with the
