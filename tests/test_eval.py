@@ -266,3 +266,17 @@ def test_eval_all_marks_changes_beyond_noise_and_flags_hybrid_below_its_better_l
     assert row.count("-0.1000*") == 2 and "+0.0000 " in row  # keyword and hybrid fell; semantic did not move
     assert "  twins-ja: hybrid -0.1000 nDCG@10 against its better leg" in text
     assert "twins-en: hybrid" not in text
+
+
+def test_the_table_names_every_set_whose_shown_scores_are_out_of_order(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from eval_all import EvalSet, side_tables
+    from evaluation import out_of_order
+
+    assert out_of_order({"q1": [0.9, 0.5, 0.5], "q2": [0.4, 0.6], "q3": [], "q4": [0.7]}) == 0.25
+    before = {"out_of_order": {"hybrid": 0.8, "keyword": 0.1}}
+    after = {"out_of_order": {"hybrid": 0.0, "keyword": 0.0}}
+    text = side_tables([(EvalSet("twins-ja", ROOT, "ja"), before, after, None),
+                        (EvalSet("twins-en", ROOT, "en"), after, before, None)], ["keyword", "hybrid"], "main")
+    assert "twins-ja                keyword 0.1000 -> 0.0000  hybrid 0.8000 -> 0.0000" in text
+    assert "sets with a search out of order on this tree: twins-en" in text

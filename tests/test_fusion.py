@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from memory_search.errors import UsageError
 from memory_search.search.retrieval import Candidate, fuse
 
 
@@ -42,47 +41,6 @@ def test_keyword_hits_that_all_matched_little_of_the_query_count_little():
     assert [chunk for chunk, _ in fused] == [1, 2, 3, 4]
 
 
-def test_plain_rrf_ignores_coverage():
-    assert fuse(_legs(0.05), "rrf-equal") == fuse(_legs(1.0), "rrf-equal")
-
-
-def test_convex_fusion_averages_each_legs_score_over_its_best():
-    fused = dict(fuse(_legs(1.0), "convex"))
-    assert fused[3] == pytest.approx((0.88 / 0.90 + 1.0) / 2)  # second to none in keyword, close in semantic
-    assert fused[1] == pytest.approx(1.0 / 2)  # first in semantic only
-    weak = dict(fuse(_legs(0.1), "convex"))
-    assert weak[3] == pytest.approx((0.88 / 0.90 + 0.1) / 2)
-
-
 def test_an_empty_leg_changes_nothing():
     semantic = _legs(1.0)["semantic"]
     assert [chunk for chunk, _ in fuse({"semantic": semantic, "keyword": []})] == [1, 2, 3]
-
-
-def test_unknown_fusion_is_a_usage_error():
-    with pytest.raises(UsageError):
-        fuse(_legs(1.0), "max")
-
-
-def test_a_page_in_the_questions_language_stays_before_its_twin_and_an_answer_only_the_other_holds_wins():
-    from memory_search.search import relevance
-
-    weights = relevance.calibration("local:multilingual-e5-small:384").fusion
-    japanese_question = 0.95  # the share of its characters that are CJK
-
-    def order(signals, shift):
-        return [chunk_id for chunk_id, _ in relevance.fuse(signals, japanese_question, weights, shift)]
-
-    # The Japanese page matched most of the question; its English twin is as close once the baseline lifts it.
-    twins = {1: {"cos": 0.887, "bm25n": 0.40, "cov": 0.85, "lang": 0.47},
-             2: {"cos": 0.865, "bm25n": 0.0, "cov": 0.0, "lang": 0.0},
-             3: {"cos": 0.850, "bm25n": 0.10, "cov": 0.30, "lang": 0.60}}
-    assert order(twins, shift=0.036)[0] == 1
-    # Only the English note answers; the Japanese notes of the same week matched few of the question's words.
-    elsewhere = {1: {"cos": 0.80, "bm25n": 0.05, "cov": 0.20, "lang": 0.50},
-                 2: {"cos": 0.78, "bm25n": 0.0, "cov": 0.0, "lang": 0.0},
-                 3: {"cos": 0.79, "bm25n": 0.04, "cov": 0.15, "lang": 0.55}}
-    assert order(elsewhere, shift=0.05)[0] == 2
-    # Without the margin the twin would have come first.
-    assert order(twins, shift=0.036) != [chunk_id for chunk_id, _ in relevance.fuse(
-        twins, japanese_question, {**weights, "own_language": 0.0}, 0.036)]

@@ -52,9 +52,6 @@ GROUND = {"errors", "hints", "config"}
 LIBRARY = {"", "api", "knowledge_base", "params", "render", "resources"}
 # Imports against the order that stay for now, each with its reason.
 AGAINST_THE_ORDER = {
-    ("memory_search.storage.writer", "memory_search.search.relevance"):
-        "CJK_SHARE, which script a chunk is in for the language baseline: text analysis that belongs in text/ "
-        "with the rest of the reading of languages, moved there once the fusion's own change to it is in",
     ("memory_search.indexing.auto", "memory_search.render"):
         "`python -m memory_search.indexing.auto` is a background index run's entry point: it prints the run's "
         "summary as index.py does (a face in all but its place)",

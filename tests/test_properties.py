@@ -17,7 +17,6 @@ from memory_search.search.filters import matches, parse_where, Filters
 from memory_search.directory.files import BadMemory, split_frontmatter
 from memory_search.directory.records import make_record
 from memory_search.text.tokens import chunk_terms, counted_terms, is_japanese, tokenize
-from memory_search.search.twins import own_language_first, page_and_language
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -136,24 +135,6 @@ def test_marks_are_ordered_disjoint_spans_inside_the_text(text, query):
     assert all(0 <= start < end <= len(text) for start, end in spans)
     assert all(first[1] < second[0] for first, second in zip(spans, spans[1:]))
     assert marks(text, "") == []
-
-
-path_parts = st.lists(st.one_of(st.sampled_from(["ja", "en", "zh-hans", "pt-BR", "wiki", "docs", "x.md", "x.ja.md",
-                                                 "x.en.md", "セットアップ.md", ".md", "..", "", "go"]),
-                                st.text(max_size=12)), min_size=1, max_size=5)
-
-
-@seeded
-@FAST
-@given(st.lists(path_parts, max_size=12), st.booleans())
-def test_twins_reordering_only_moves_chunks_and_reads_any_path(paths, query_is_cjk):
-    files = {number: "/".join(parts) for number, parts in enumerate(paths)}
-    for path in files.values():
-        named = page_and_language(path)
-        assert named is None or (named[1].isascii() and len(named[1]) == 2 and "\0" in named[0])
-    order = [(number, 1.0 - number / 100) for number in files]
-    reordered = own_language_first(order, files, query_is_cjk)
-    assert sorted(reordered) == sorted(order)  # the same chunks, none lost or doubled
 
 
 @seeded

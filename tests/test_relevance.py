@@ -78,7 +78,7 @@ def test_explain_keeps_the_raw_leg_scores_beside_the_relevance(env, small):
     legs = hit["explain"]
     assert 0.5 < legs["semantic"]["score"] < 1.0  # the cosine similarity
     assert legs["keyword"]["score"] > 1.0  # BM25
-    assert set(legs["relevance"]) == {"fusion"} and legs["fusion"]["method"] == "learned"
+    assert set(legs["relevance"]) == {"fusion"}  # an English note, every query term attainable
 
 
 @pytest.mark.slow  # a hundred notes: the size is the point
@@ -113,35 +113,50 @@ def test_the_calibration_covers_the_bundled_model_and_keywords_only():
     assert 0.0 < relevance.data()["semantic_cutoff"] < 0.5
 
 
-def test_the_fusion_lets_keywords_vote_only_on_hits_in_the_querys_language():
+def test_a_hit_is_neither_credited_with_nor_penalised_for_query_words_its_languages_cannot_hold():
     from memory_search.search import relevance
 
-    weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "language_gap": 0.5}
-    signals = {1: {"cos": 0.85, "cov": 1.0, "bm25n": 0.5, "lang": 1.0},  # Japanese, matched every word
-               2: {"cos": 0.87, "cov": 0.0, "bm25n": 0.0, "lang": 0.0},  # English: keywords cannot match it
-               3: {"cos": 0.86, "cov": 0.2, "bm25n": 0.1, "lang": 0.9}}
-    order = [chunk_id for chunk_id, _ in relevance.fuse(signals, query_language=0.95, weights=weights)]
-    assert order == [2, 1, 3]  # the English note keeps its cosine lead; the keyword leg ranks the Japanese ones
-    assert relevance.cjk_bytes_share("plain English") == 0.0 and relevance.cjk_bytes_share("日本語") == 1.0
+    weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "unattainable": 0.02}
+    terms = {"署名": 2.0, "検証": 2.0, "signatureverificationerror": 4.0}  # a Japanese question with an identifier
+    scripts = {"署名": "cjk", "検証": "cjk", "signatureverificationerror": None}
+    japanese = {"cos": 0.85, "cov": 0.5, "bm25n": 0.3}  # matched 署名 and 検証
+    english = {"cos": 0.85, "cov": 0.5, "bm25n": 0.3}  # matched the identifier
+    relevance.attainable(japanese, frozenset({"cjk"}), scripts, terms, set())
+    relevance.attainable(english, frozenset({"latin"}), scripts, terms, set())
+    assert japanese == {"cos": 0.85, "cov": 0.5, "bm25n": 0.3, "attainable": 1.0}
+    # The English note could hold only the identifier, and holds it: all it could match
+    assert english["attainable"] == 0.5 and english["cov"] == 1.0
+    # A Japanese word an English note holds all the same counts as one it can hold
+    found = {"cos": 0.85, "cov": 0.75, "bm25n": 0.4}
+    relevance.attainable(found, frozenset({"latin"}), scripts, terms, {"署名"})
+    assert found["attainable"] == 0.75 and found["cov"] == 1.0
+    # Nothing of the question it could hold: the fitted constant stands for its keyword part
+    nothing = {"cos": 0.90, "cov": 0.0, "bm25n": 0.0}
+    relevance.attainable(nothing, frozenset({"latin"}), {"署名": "cjk"}, {"署名": 2.0}, set())
+    signals = {1: nothing | {"languages": frozenset({"latin"})}, 2: japanese | {"languages": frozenset({"cjk"})},
+               3: english | {"languages": frozenset({"latin"})}}
+    order = relevance.fuse(signals, "cjk", weights)
+    assert nothing["attainable"] == 0.0 and [chunk_id for chunk_id, _ in order] == [3, 1, 2]
+    assert signals[1]["fusion"] == pytest.approx(0.90 + 0.02)
+    assert signals[3]["fusion"] == pytest.approx(0.85 + 0.5 * 0.1 + 0.1 * 0.3 + 0.5 * 0.02)
+    assert signals[2]["fusion"] == pytest.approx(0.85 + 0.1 * 0.125 + 0.1 * 0.3)
 
 
 def test_a_hit_in_the_other_language_stands_against_its_own_languages_baseline():
     from memory_search.search import relevance
 
     japanese, english = [1.0, 0.0], [0.6, 0.8]  # the query's mean cosine: 1.0 with Japanese, 0.6 with English
-    hits = {1: {"lang": 1.0}, 2: {"lang": 0.0}}
-    assert relevance.language_shift([1.0, 0.0], 0.95, hits, {True: (60, japanese), False: (60, english)}) == \
+    hits = {1: {"languages": frozenset({"cjk"})}, 2: {"languages": frozenset({"latin"})}}
+    assert relevance.language_shift([1.0, 0.0], "cjk", hits, {True: (60, japanese), False: (60, english)}) == \
         pytest.approx(0.4)
-    assert relevance.language_shift([1.0, 0.0], 0.95, hits, {True: (60, japanese), False: (5, english)}) == 0.0
-    assert relevance.language_shift([1.0, 0.0], 0.95, {1: {"lang": 1.0}}, {True: (60, japanese),
-                                                                           False: (60, english)}) == 0.0
-    # Japanese notes full of code are Japanese
-    assert relevance.is_cjk(relevance.cjk_bytes_share("HNSW の ef_search を 40 から 100 に上げた")) is True
-    weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "language_gap": 0.5}
-    signals = {1: {"cos": 0.86, "cov": 0.0, "bm25n": 0.0, "lang": 1.0},  # Japanese, another topic
-               2: {"cos": 0.83, "cov": 0.0, "bm25n": 0.0, "lang": 0.0}}  # English, the answer
-    assert [chunk_id for chunk_id, _ in relevance.fuse(dict(signals), 0.95, weights)] == [1, 2]
-    order = relevance.fuse(signals, 0.95, weights, shift=0.05)
+    assert relevance.language_shift([1.0, 0.0], "cjk", hits, {True: (60, japanese), False: (5, english)}) == 0.0
+    assert relevance.language_shift([1.0, 0.0], "cjk", {1: hits[1]}, {True: (60, japanese),
+                                                                      False: (60, english)}) == 0.0
+    weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "unattainable": 0.0}
+    signals = {1: {"cos": 0.86, "cov": 0.0, "bm25n": 0.0, "attainable": 1.0, "languages": frozenset({"cjk"})},
+               2: {"cos": 0.83, "cov": 0.0, "bm25n": 0.0, "attainable": 0.0, "languages": frozenset({"latin"})}}
+    assert [chunk_id for chunk_id, _ in relevance.fuse(dict(signals), "cjk", weights)] == [1, 2]
+    order = relevance.fuse(signals, "cjk", weights, shift=0.05)
     assert [chunk_id for chunk_id, _ in order] == [2, 1] and signals[2]["language_shift"] == 0.05
     assert "language_shift" not in signals[1]
 

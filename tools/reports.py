@@ -13,6 +13,9 @@ def eval_text(report) -> str:
     if report.best_first:
         lines.append("best first (the first hit has the top grade, e.g. the page in the question's language): " +
                      ", ".join(f"{mode} {share:.4f}" for mode, share in report.best_first.items()))
+    if report.out_of_order:
+        lines.append("out of order (searches whose shown scores contradict the list's order): " +
+                     ", ".join(f"{mode} {share:.4f}" for mode, share in report.out_of_order.items()))
     for comparison in report.comparisons:
         lines.append(f"{comparison.other} vs {comparison.base}: nDCG@10 {comparison.delta:+.4f}, "
                      f"{comparison.wins} queries better, {comparison.losses} worse, {comparison.ties} unchanged")

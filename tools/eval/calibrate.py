@@ -97,10 +97,10 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
             print(f"{name}: {len(questions)} questions in {time.monotonic() - started:.0f} s", file=sys.stderr)
 
 
-def _language(text: str) -> float:
-    from memory_search.search.relevance import cjk_bytes_share
+def _language(text: str) -> str | None:
+    from memory_search.text.language import main_language
 
-    return round(cjk_bytes_share(text), 3)
+    return main_language(text)
 
 
 # --- fitting ---------------------------------------------------------------------------------------

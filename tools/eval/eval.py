@@ -22,9 +22,9 @@ from memory_search.faces.console import command, run  # noqa: E402
 EVAL_EXAMPLES = """\
   eval.py ../shared/eval/jsquad-dev --split dev --limit-queries 500
   eval.py ../shared/eval/scifact-train --split train --json
-  eval.py DATASET --split test --modes semantic,hybrid,hybrid:rrf-equal,hybrid:weighted
+  eval.py DATASET --split test --modes keyword,semantic,hybrid
   time_questions.py /tmp/time-set && eval.py /tmp/time-set --split test --modes hybrid,hybrid:no-time
-  eval.py DATASET --split test --compare hybrid:rrf-equal,hybrid
+  eval.py DATASET --split test --compare semantic,hybrid
   eval.py DATASET --split test --save before.json     # then, after a tokenizer change:
   eval.py DATASET --split test --against before.json
   eval.py examples/eval/ja-questions-en-notes --split test --abstain unanswerable.jsonl
@@ -40,10 +40,8 @@ EVAL_EXAMPLES = """\
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--split", required=True, help="the qrels file to score against: qrels/SPLIT.tsv")
 @click.option("--modes", default=None, help="comma-separated: keyword, semantic, hybrid, rerank, each optionally "
-                                             "with :OPTION[+OPTION...], OPTION a fusion (learned, rrf, rrf-equal, "
-                                             "convex, convex-equal, weighted, weighted-equal) or no-time (time words "
-                                             "are not read) (default: keyword,semantic,hybrid, and rerank with a "
-                                             "Voyage key)")
+                                             "with :no-time (time words are not read) (default: "
+                                             "keyword,semantic,hybrid, and rerank with a Voyage key)")
 @click.option("--compare", metavar="A,B", help="also run modes A and B and count the queries B wins and loses "
                                                "against A (nDCG@10)")
 @click.option("--save", "save_path", type=click.Path(dir_okay=False), help="write the report with every query's "

@@ -15,8 +15,9 @@ It prints nDCG@10 per set and mode (ref, now and their difference), marking with
 (the mean of the per-query differences more than two standard errors from zero), and flags every set where hybrid
 falls below its better leg (keyword or semantic) beyond noise on this tree; then the conversation figures
 (session@5, all sessions@5, turn@5), the answer-line figures of sets with answer lines (file@5, passage@5,
-whole@5), the share of top-grade first hits of graded sets, and the abstention figures at --min-score 0.5 where
-the set has unanswerable questions.
+whole@5), the share of top-grade first hits of graded sets, the share of searches whose shown scores are out of
+the list's order (which must be 0), and the abstention figures at --min-score 0.5 where the set has unanswerable
+questions.
 
 Examples:
   eval_all.py                                   # every set, against main
@@ -280,6 +281,16 @@ def side_tables(rows: list[Row], modes: list[str], ref_name: str) -> str:
             before = (ref or {}).get("best_first") or {}
             out.append(f"{item.name:<22}" + "".join(
                 f"  {mode} {cell(before.get(mode), 6)} ->{cell(now['best_first'].get(mode), 7)}" for mode in modes))
+    ordered = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("out_of_order")]
+    if ordered:
+        out += ["", f"out of order: the share of searches whose shown scores contradict the list's order, which must "
+                    f"be 0 ({ref_name} -> now)"]
+        for item, ref, now in ordered:
+            before = (ref or {}).get("out_of_order") or {}
+            out.append(f"{item.name:<22}" + "".join(
+                f"  {mode} {cell(before.get(mode), 6)} ->{cell(now['out_of_order'].get(mode), 7)}" for mode in modes))
+        disordered = [item.name for item, _, now in ordered if any(now["out_of_order"].values())]
+        out.append("sets with a search out of order on this tree: " + (", ".join(disordered) or "none"))
     abstaining = [(item, ref, now) for item, ref, now, _ in rows if now and now.get("abstention")]
     if abstaining:
         out += ["", f"at --min-score 0.5 ({ref_name} -> now): abstain = the unanswerable questions left with no "

@@ -160,6 +160,15 @@ def best_first(runs: dict[str, list[str]], dataset: Dataset) -> float | None:
     return round(hits / len(graded), 4)
 
 
+def out_of_order(scores: dict[str, list[float]]) -> float:
+    """The share of searches whose shown scores are not in the order of the list: a hit scored above one shown
+    before it."""
+    if not scores:
+        return float("nan")
+    return round(sum(any(later > earlier + 1e-9 for earlier, later in zip(shown, shown[1:]))
+                     for shown in scores.values()) / len(scores), 4)
+
+
 def per_query_ndcg(runs: dict[str, list[str]], dataset: Dataset) -> dict[str, float]:
     return {query_id: round(ndcg(ranked, dataset.qrels[query_id], 10), 4) for query_id, ranked in runs.items()}
 
@@ -345,22 +354,17 @@ LEGS = ("keyword", "semantic", "hybrid", "rerank")
 
 
 def parse_mode(mode: str) -> dict:
-    """The search request's settings for an eval mode, LEG[:OPTION[+OPTION...]], e.g. hybrid:rrf-equal."""
-    from memory_search.search.retrieval import FUSIONS
-
+    """The search request's settings for an eval mode, LEG[:no-time], e.g. hybrid:no-time."""
     leg, _, options = mode.partition(":")
     if leg not in LEGS:
-        raise UsageError(f"unknown mode {mode!r}: use {', '.join(LEGS)}, optionally with :OPTION")
-    request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, rerank=leg == "rerank", fusion="learned",
+        raise UsageError(f"unknown mode {mode!r}: use {', '.join(LEGS)}, optionally with :no-time")
+    request = dict(top=100, mode="hybrid" if leg == "rerank" else leg, rerank=leg == "rerank",
                    snippets=False, min_score=0.0)  # the ranking as it is, with no score floor
     for option in filter(None, options.split("+")):
-        if option in FUSIONS:
-            request["fusion"] = option
-        elif option == "no-time":
+        if option == "no-time":
             request["time"] = False
         else:
-            raise UsageError(f"unknown option {option!r} in mode {mode!r}: use no-time or one of "
-                             f"{', '.join(FUSIONS)}")
+            raise UsageError(f"unknown option {option!r} in mode {mode!r}: use no-time")
     return request
 
 
@@ -395,6 +399,8 @@ class Report:
     conversation: dict[str, dict[str, dict]] = field(default_factory=dict)
     # mode -> label -> file@5, passage@5 and whole@5 (sets with answer lines: metadata.passages)
     passage: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # mode -> the share of its searches for ten whose shown scores are out of the list's order (must be 0)
+    out_of_order: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict:
         """The report without the per-query scores, as eval.py --json prints it."""
@@ -444,13 +450,14 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
             searcher = Searcher(conn, layout, embedder, rerank)
             for mode in modes:
                 request = parse_mode(mode) | {"filters": Filters()}
-                runs, deep_runs, timings, judged, spans = {}, {}, [], {}, {}
+                runs, deep_runs, timings, judged, spans, shown = {}, {}, [], {}, {}, {}
                 for query_id, text in dataset.queries.items():
                     asked = request | {"today": dataset.today.get(query_id)}
                     began = time.perf_counter()
                     hits = search_in_time(SearchRequest(query=text, **(asked | {"top": 10})), searcher.search)
                     timings.append(time.perf_counter() - began)
                     runs[query_id] = [paths[hit.path] for hit in hits]
+                    shown[query_id] = [hit.score for hit in hits]
                     judged[query_id] = [(hit.score, dataset.qrels[query_id].get(paths[hit.path], 0)) for hit in hits]
                     if query_id in dataset.evidence or query_id in dataset.passages:
                         spans[query_id] = [in_text(paths[hit.path], hit, first_lines) for hit in hits]
@@ -462,6 +469,7 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
                 report.runs[mode] = runs
                 if (first := best_first(runs, dataset)) is not None:
                     report.best_first[mode] = first
+                report.out_of_order[mode] = out_of_order(shown)
                 report.query_ms[mode] = round(sorted(timings)[len(timings) // 2] * 1000, 1)
                 if spans and dataset.evidence:
                     report.conversation[mode] = conversation_figures(spans, dataset)

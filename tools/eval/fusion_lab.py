@@ -6,8 +6,9 @@
 
 collect runs every question of every development set through the real search (hybrid, time words read,
 as search.py) and records, per question, every candidate chunk both legs returned (100 deep each) with the
-signals the learned fusion reads (cosine, BM25 over the query's ceiling, coverage, the chunk's language),
-its file, the query's language and the language shift; nothing is fitted here.
+signals the fusion reads (cosine, BM25 over the query's ceiling, coverage over the terms the chunk can hold,
+the share of the query's term weight it can hold, its languages), its file, the query's language and the
+language shift; nothing is fitted here.
 
 compare replays each ordering variant on those candidates (one best chunk per file, ten results) and prints
 nDCG@10 per set for the keyword and semantic legs and every variant; then, for each tuned knob, the value
@@ -111,11 +112,11 @@ def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
                     order = {leg: [chunk_id for chunk_id, _, _ in candidates]
                              for leg, candidates in seen["legs"].items()}
                     sink.write(json.dumps({
-                        "set": name, "query": query_id, "language": round(query_language, 4), "shift": shift,
+                        "set": name, "query": query_id, "language": query_language, "shift": shift,
                         "relevant": dataset.qrels[query_id],
                         "candidates": [[paths.get(files[chunk_id], files[chunk_id]), round(s["cos"], 5),
                                         round(s.get("bm25n", 0.0), 5), round(s.get("cov", 0.0), 5),
-                                        round(s["lang"], 3)] for chunk_id, s in signals.items()],
+                                        s["attainable"], sorted(s["languages"])] for chunk_id, s in signals.items()],
                         "ids": list(signals),
                         "keyword": order.get("keyword", []), "semantic": order.get("semantic", []),
                         "shown": [paths.get(hit.path, hit.path) for hit in hits],
@@ -164,17 +165,18 @@ def files_of(order: list[int], doc_of: dict[int, str], k: int = 10) -> list[str]
 
 
 def order_by(query: dict, knobs: dict) -> list[int]:
-    """The learned fusion's order (relevance.fuse, the code search.py runs) on one question's recorded
-    candidates, with `knobs` over the shipped fusion weights; shift_scale and floor (the least chunks of
-    either script) vary the language baseline."""
+    """The fusion's order (relevance.fuse, the code search.py runs) on one question's recorded candidates, with
+    `knobs` over the shipped fusion weights; shift_scale and floor (the least chunks of either script) vary the
+    language baseline."""
     from memory_search.search import relevance
 
     weights = {**relevance.calibration(MODEL).fusion, **knobs}
     shift = query["shift"] * knobs.get("shift_scale", 1.0)
     if min(query.get("script_chunks", (10 ** 9,))) < knobs.get("floor", relevance.MIN_LANGUAGE_CHUNKS):
         shift = 0.0
-    signals = {chunk_id: {"cos": cos, "bm25n": bm25n, "cov": cov, "lang": lang}
-               for chunk_id, (_, cos, bm25n, cov, lang) in zip(query["ids"], query["candidates"])}
+    signals = {chunk_id: {"cos": cos, "bm25n": bm25n, "cov": cov, "attainable": attainable,
+                          "languages": frozenset(languages)}
+               for chunk_id, (_, cos, bm25n, cov, attainable, languages) in zip(query["ids"], query["candidates"])}
     return [chunk_id for chunk_id, _ in relevance.fuse(signals, query["language"], weights, shift)]
 
 
@@ -292,9 +294,9 @@ def main() -> None:
     n.add_argument("--workdir", type=Path, default=Path("/tmp/memory-search-fusion-lab"))
     r = sub.add_parser("compare")
     r.add_argument("pools", type=Path)
-    r.add_argument("--grid", default='{"own_language": [0, 0.01, 0.02, 0.03, 0.05], "shift_scale": [0.75, 1.0]}',
+    r.add_argument("--grid", default='{"unattainable": [0, 0.01, 0.02, 0.03, 0.05, 0.08], "shift_scale": [0, 1.0]}',
                    help="JSON: knob -> values to try, every combination: the fusion weights of relevance.json "
-                        "(coverage_cubed, bm25n, language_gap, own_language), shift_scale, floor")
+                        "(coverage_cubed, bm25n, unattainable), shift_scale, floor")
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.out, args.sets.split(","), args.limit, args.workdir)

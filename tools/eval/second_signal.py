@@ -120,9 +120,9 @@ def chunk_texts(doc: dict) -> list[str]:
 
 
 def is_cjk_text(text: str) -> bool:
-    from memory_search.search.relevance import cjk_bytes_share, is_cjk
+    from memory_search.text.language import CJK, main_language
 
-    return is_cjk(cjk_bytes_share(text))
+    return main_language(text) == CJK
 
 
 # ---------------------------------------------------------------- embeddings, cached

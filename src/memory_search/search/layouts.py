@@ -274,15 +274,13 @@ class ManagedLayout(Layout):
         return [replace(by_id[id_], score=score, coverage=coverage) for id_, score, coverage in rescored] + rest
 
     def fusion_signals(self, conn, vector, ids) -> dict[int, tuple]:
-        """What the learned fusion needs of chunks one leg left out (see relevance.py), in one light round
-        trip: chunk id -> (its cosine to `vector`, None while it waits for its embedding; its text's length
-        in bytes and in characters, which tell its language)."""
+        """What the fusion needs of the chunks both legs returned (see relevance.py), in one round trip: chunk
+        id -> (its cosine to `vector`, None while it waits for its embedding; its record's title and its text,
+        whose words tell its languages)."""
         rows = conn.execute(sql.SQL(
-            "SELECT id, 1 - (embedding <=> %s::{}), octet_length(chunk_text), char_length(chunk_text) "
-            "FROM {} WHERE id = ANY(%s)").format(sql.SQL(self.info.vector_type), self.tables.sql("chunks")),
-            (vector_literal(vector), list(ids))).fetchall()
-        return {id_: (None if cosine is None else float(cosine), octets, characters)
-                for id_, cosine, octets, characters in rows}
+            "SELECT id, 1 - (embedding <=> %s::{}), coalesce(title, ''), chunk_text FROM {} WHERE id = ANY(%s)").format(
+            sql.SQL(self.info.vector_type), self.tables.sql("chunks")), (vector_literal(vector), list(ids))).fetchall()
+        return {id_: (None if cosine is None else float(cosine), title, text) for id_, cosine, title, text in rows}
 
     def complete(self, conn, candidates):
         rows = conn.execute(sql.SQL("SELECT {} FROM {} WHERE id = ANY(%s)").format(

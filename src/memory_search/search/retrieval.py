@@ -13,13 +13,11 @@ from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError,
 from .filters import Filters
 from ..directory.records import Record
 from .snippets import snippet
-from .twins import own_language_first
+from ..text import language
 from ..text.chunking import reads_as_conversation, turn_spans
-from ..text.tokens import tokenize
+from ..text.tokens import counted_terms, is_japanese, tokenize
 
-# learned: relevance.py's linear fusion, where the embedding model is calibrated (else rrf).
-FUSIONS = ("learned", "rrf", "rrf-equal", "convex", "convex-equal", "weighted", "weighted-equal")
-RRF_K = 60
+RRF_K = 60  # reciprocal rank fusion's, for an embedding model relevance.json does not cover
 # Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for
 # deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
 FUSION_DEPTH = 100
@@ -44,7 +42,6 @@ class SearchRequest:
     dedupe: bool = True
     min_score: float | None = None  # on the relevance score's scale (relevance.py), the same in every mode
     rerank: bool | None = False  # None: on when a Voyage key is set (Memories.run decides)
-    fusion: str = "learned"
     snippets: bool = True  # eval needs only the ranking
     time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
     today: dt.date | None = None  # what time words count from; None: the local date
@@ -109,7 +106,8 @@ def search_in_time(request: SearchRequest, run) -> Hits:
     """`run(request)`'s hits, the request first restricted to the dates its time words name (undated records
     left out). Where fewer match there than asked for, the best of the days around the window follow them
     (AROUND_WINDOW_DAYS on each side), unless the query was time words alone; where nothing inside matches,
-    the hits of the request as it was, from any date, follow those. `hits.window.inside` says whether
+    the hits of the request as it was, from any date, follow those, each scored at most as the hit before it
+    (a hit from outside the window the question names answers it no better). `hits.window.inside` says whether
     anything inside matched."""
     timed = windowed(request)
     if not timed:
@@ -135,6 +133,8 @@ def search_in_time(request: SearchRequest, run) -> Hits:
         from_any_date = bool(anywhere[: request.top - len(hits)])
         hits.extend(anywhere[: request.top - len(hits)])
     hits.window = replace(window, inside=inside, around=around, anywhere=from_any_date)
+    for before, hit in zip(hits, hits[1:]):  # one number: the order shown is the order of the scores
+        hit.score = min(hit.score, before.score)
     return hits
 
 
@@ -297,11 +297,8 @@ class Searcher:
     def _run(self, request: SearchRequest, vector, terms: Counter | None, exclude: str | None = None,
              first_keyword: KeywordResult | None = None, scored: bool = True) -> list[Hit]:
         fetch = _fetch(request, fused=vector is not None and terms is not None)
-        if request.fusion not in FUSIONS:
-            raise UsageError(f"unknown fusion {quoted(request.fusion)}: use one of {', '.join(FUSIONS)}")
         embedder = getattr(self.embedder, "spec", None) if vector is not None else None
         calibration = relevance.calibration(embedder.key if embedder is not None else None) if scored else None
-        root = str(self.layout.root).rstrip("/") + "/"  # language codes in paths are read below it (twins.py)
         while True:
             legs: dict[str, list] = {}
             exhausted = True
@@ -318,22 +315,18 @@ class Searcher:
             signals = _leg_signals(legs, term_weights)
             mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
             model = calibration.model(mode) if calibration is not None else None
-            if len(legs) > 1 and (model is not None or request.fusion == "learned"):
-                learned = calibration.fusion if calibration is not None and mode == "hybrid" else None
-                fused = None
-                if learned is not None:  # the hybrid score reads the learned fusion's, whatever orders the list
-                    self._complete_signals(signals, legs, vector)
-                    language = relevance.cjk_bytes_share(request.query)
-                    shift = relevance.language_shift(vector, language, signals, self.layout.script_means)
-                    fused = relevance.fuse(signals, language, learned, shift)
-                if fused is None or request.fusion != "learned":
-                    fused = fuse(legs, request.fusion)
+            if mode == "hybrid" and model is not None and calibration.fusion is not None:
+                self._complete_signals(signals, legs, vector, request.query, term_weights)
+                asked = language.main_language(request.query)
+                shift = relevance.language_shift(vector, asked, signals, self.layout.script_means)
+                relevance.fuse(signals, asked, calibration.fusion, shift)
+            elif mode == "hybrid":
+                model = None  # a model relevance.json does not cover: reciprocal rank fusion's scores
+            if model is not None:  # one number: the hits are listed in the order of the score they show
+                fused = sorted(((chunk_id, model(signal)) for chunk_id, signal in signals.items()),
+                               key=lambda item: -item[1])
             else:
-                fused = fuse(legs, request.fusion) if len(legs) > 1 else _single(legs)
-            if scored:  # a page in the question's language before its twin
-                paths = {candidate.id: candidate.filename.removeprefix(root) for candidates in legs.values()
-                         for candidate in candidates}
-                fused = own_language_first(fused, paths, relevance.is_cjk(relevance.cjk_bytes_share(request.query)))
+                fused = fuse(legs) if len(legs) > 1 else _single(legs)
             hits = self._collect(fused, legs, request, term_weights,
                                  (lambda chunk_id: relevance.judge(model, signals[chunk_id])) if model else None)
             if len(hits) >= request.top or exhausted:
@@ -391,13 +384,16 @@ class Searcher:
                 continue
             hit.stale = indexed.get(hit.path) != (stat.st_size, stat.st_mtime_ns)
 
-    def _complete_signals(self, signals: dict[int, dict], legs: dict[str, list], vector) -> None:
-        """Give every chunk of both legs its cosine and its language. A chunk the keyword leg did not return
-        has no keyword part: it matched nothing, or less than the leg's last (hundredth) hit."""
+    def _complete_signals(self, signals: dict[int, dict], legs: dict[str, list], vector, query: str,
+                          weights: dict[str, float]) -> None:
+        """Give every chunk of both legs its cosine, its languages and its keyword signals over the query terms
+        it can hold (relevance.attainable). A chunk the keyword leg did not return has no keyword part: it
+        matched nothing, or less than the leg's last (hundredth) hit."""
         found = self.layout.fusion_signals(self.conn, vector, signals.keys())
         cosines = [candidate.score for candidate in legs["semantic"]]
+        scripts = term_scripts(query, weights)
         for chunk_id, signal in signals.items():
-            cosine, octets, characters = found.get(chunk_id, (None, 0, 0))
+            cosine, title, text = found.get(chunk_id, (None, "", ""))
             if "cos" not in signal:
                 if cosine is None:  # still waiting for its embedding: the cosine of its keyword rank, as RRF assumes
                     cosine = cosines[min(signal["rank"], len(cosines)) - 1]
@@ -405,7 +401,10 @@ class Searcher:
                 signal["cos"] = cosine
             signal.setdefault("bm25n", 0.0)
             signal.setdefault("cov", 0.0)
-            signal["lang"] = relevance.share_of_lengths(octets, characters)
+            signal["languages"] = held = language.languages(text)
+            beyond = [term for term, script in scripts.items() if held and script is not None and script not in held]
+            relevance.attainable(signal, held, scripts, weights, _held_anyway(beyond, title, text)
+                                 if beyond and signal["cov"] else set())
 
     # --- from chunks to hits ----------------------------------------------------------------
 
@@ -450,8 +449,6 @@ class Searcher:
                 text = snippet(candidate.chunk_text, term_weights) if request.snippets else ""
                 legs_of = dict(ranks[candidate.id])
                 if judge is not None:
-                    if len(legs) > 1:
-                        legs_of["fusion"] = {"method": request.fusion, "score": round(score, 6)}
                     score, legs_of["relevance"] = judge(candidate.id)
                 hits.append(Hit(record=record, score=round(score, 6), snippet=text, start_line=candidate.start_line,
                                 end_line=candidate.end_line, chunk_text=candidate.chunk_text,
@@ -461,7 +458,8 @@ class Searcher:
         return hits
 
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
-        pool = hits[:RERANK_CANDIDATES]
+        """Every hit collected (RERANK_CANDIDATES, or as many as asked for) scored and ordered by the reranker."""
+        pool = hits
         try:
             scores = self.reranker(query, [hit.chunk_text for hit in pool])
         except Exception as error:  # any failure: keep the fused order
@@ -473,7 +471,7 @@ class Searcher:
         pool.sort(key=lambda hit: -hit.score)
         for rank, hit in enumerate(pool, 1):
             hit.legs["rerank"]["rank"] = rank
-        return pool + hits[RERANK_CANDIDATES:]
+        return pool
 
 
 def _fetch(request: SearchRequest, fused: bool) -> int:
@@ -522,44 +520,34 @@ def _single(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
     return [(candidate.id, candidate.score) for candidate in candidates]
 
 
-def fuse(legs: dict[str, list[Candidate]], method: str = "rrf") -> list[tuple[int, float]]:
-    """Chunk ids by fused score, best first, scaled so that 1.0 means first in every leg.
-
-    rrf: reciprocal rank fusion (k=60) in which a keyword hit counts in proportion to the share of
-    the query matched by it or by a hit ranked below it, so a leg without signal (a Japanese question
-    over English notes, matched on one stray word) cannot outvote one with signal, while a hit never
-    counts for less than one the keyword leg ranks below it. rrf-equal: plain RRF. convex: the mean of the
-    legs' scores, each scaled by its leg's best (its theoretical minimum, 0, kept), the BM25 part also
-    scaled by coverage; convex-equal: without that scaling. weighted: 0.7 x cosine + 0.3 x BM25 scaled
-    by the leg's best, the BM25 part also scaled by coverage; weighted-equal: without that scaling."""
-    if method not in FUSIONS:
-        raise UsageError(f"unknown fusion {quoted(method)}: use one of {', '.join(FUSIONS)}")
-    if method == "learned":  # without a calibrated embedding model (relevance.fuse does it with one)
-        method = "rrf"
-    if method.startswith("weighted"):
-        leg_weights = {"semantic": 0.7, "keyword": 0.3}
-    else:
-        leg_weights = {"semantic": 1.0, "keyword": 1.0}
-    by_coverage = not method.endswith("-equal")
+def fuse(legs: dict[str, list[Candidate]]) -> list[tuple[int, float]]:
+    """Chunk ids by reciprocal rank fusion (k=60), best first, scaled so that 1.0 means first in every leg: the
+    hybrid order and score of an index whose embedding model relevance.json does not cover. A keyword hit counts
+    in proportion to the share of the query matched by it or by a hit ranked below it, so a leg without signal
+    (a Japanese question over English notes, matched on one stray word) cannot outvote one with signal, while
+    a hit never counts for less than one the keyword leg ranks below it."""
     scores: dict[int, float] = {}
     for leg, candidates in legs.items():
-        if not candidates:
-            continue
-        scaled = leg == "keyword" or method.startswith("convex")
-        best = candidates[0].score if scaled and candidates[0].score > 0 else 1.0
-        coverages = _coverages(candidates) if by_coverage else [1.0] * len(candidates)
+        coverages = _coverages(candidates) if leg == "keyword" else [1.0] * len(candidates)
         for rank, (candidate, coverage) in enumerate(zip(candidates, coverages), 1):
-            weight = leg_weights[leg] * coverage
-            if method.startswith("rrf"):
-                contribution = weight / (RRF_K + rank)
-            else:
-                contribution = weight * candidate.score / best
-            scores[candidate.id] = scores.get(candidate.id, 0.0) + contribution
-    ceiling = sum(leg_weights[leg] for leg, candidates in legs.items() if candidates)
-    if method.startswith("rrf"):
-        ceiling /= RRF_K + 1
-    ceiling = ceiling or 1.0
+            scores[candidate.id] = scores.get(candidate.id, 0.0) + coverage / (RRF_K + rank)
+    ceiling = sum(1 for candidates in legs.values() if candidates) / (RRF_K + 1) or 1.0
     return sorted(((chunk_id, score / ceiling) for chunk_id, score in scores.items()), key=lambda item: -item[1])
+
+
+def term_scripts(query: str, weights: dict[str, float]) -> dict[str, str | None]:
+    """Each query term's script: language.CJK for a CJK word, LATIN for a word of the query's prose, None for a
+    term any note can hold (an identifier, a name in capitals, a number, a path)."""
+    prose = set(tokenize(" ".join(language.natural_words(query)[0])))
+    return {term: language.CJK if language.is_cjk_term(term) else language.LATIN if term in prose else None
+            for term in weights}
+
+
+def _held_anyway(terms: list[str], title: str, text: str) -> set[str]:
+    """Those of `terms` a chunk holds: Latin words and Korean bigrams counted as the indexer counts them; a
+    Japanese word (a normalized form) found in its text."""
+    counted = counted_terms(title, text, [term for term in terms if not is_japanese(term)])
+    return {term for term in terms if counted[term] or is_japanese(term) and term in f"{title}\n{text}"}
 
 
 def _coverages(candidates: list[Candidate]) -> list[float]:

@@ -22,7 +22,7 @@ from . import packing
 from ..text.links import Link
 from .links import add_links, create_table as create_links_table, forget_links
 from ..directory.records import KINDS, Record
-from ..search.relevance import CJK_SHARE
+from ..text.language import CJK_SHARE
 from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
 from ..text.tokens import TOKENIZER_VERSION, chunk_terms
 
