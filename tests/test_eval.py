@@ -269,9 +269,9 @@ def test_eval_all_marks_changes_beyond_noise_and_flags_hybrid_below_its_better_l
 
 
 def test_the_table_names_every_set_whose_shown_scores_are_out_of_order(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "eval"))
     from eval_all import EvalSet, side_tables
-    from evaluation import out_of_order
+    from eval_lib import out_of_order
 
     assert out_of_order({"q1": [0.9, 0.5, 0.5], "q2": [0.4, 0.6], "q3": [], "q4": [0.7]}) == 0.25
     before = {"out_of_order": {"hybrid": 0.8, "keyword": 0.1}}

@@ -692,3 +692,46 @@ def test_the_hit_shown_is_the_section_that_answers_not_the_title_or_a_short_sect
         assert hit["path"].endswith("payments-oncall.md")
         assert hit["start_line"] <= first + 2 and last <= hit["end_line"], (mode, hit["start_line"], hit["end_line"])
         assert hit["end_line"] < lines.index("## 渡すもの") + 1, mode
+
+
+_HELP = """Usage:
+  hash [command]
+
+Available Commands:
+  completion  Generate the autocompletion script for the specified shell
+  encode      hash input data
+  help        Help about any command
+  version     Print the version number of hash
+
+Flags:
+      --config string   config file (default is $HOME/.hash.yaml)
+  -h, --help            help for hash
+  -t, --toggle          Help message for toggle
+  -v, --verbose         print what is hashed and where the result goes
+      --algorithm string  one of sha256, sha512, blake2b (default "sha256")
+      --output string   write the digest to this file instead of the standard output
+
+Use "hash [command] --help" for more information about a command."""
+
+
+def test_a_help_block_is_not_shown_for_an_unrelated_japanese_question_at_min_score(env, memories):
+    # A Japanese note around a command's help text, in an index of Japanese and English notes: the block of
+    # English flags is found for what the note says of it, not for any question, and a question nothing answers
+    # is left empty at --min-score 0.5.
+    memories.write("wiki/cli/hash-command.md", "# hash コマンドの作り方\n\n## 使い方\n\nCobra でひな型を作り、"
+                   "サブコマンド encode を足した。引数なしで実行すると次のヘルプが出る。\n\n```\n$ hash -h\n"
+                   + _HELP + "\n```\n\nフラグの既定値は設定ファイルで変えられる。\n", title="hash コマンドの作り方")
+    topics = ["ログの保存期間", "証明書の更新", "監視のアラート", "権限の申請", "障害の振り返り", "依存の更新",
+              "鍵の管理", "費用の見直し", "テストの並列化", "キャッシュの無効化"]
+    for i in range(60):  # both scripts, as in a user's index: the cross-language baseline applies
+        memories.write(f"wiki/ja/{i}.md", f"# {topics[i % 10]} {i}\n\n{topics[i % 10]}について、手順 {i} を決めた。"
+                       "担当者が確認してから記録に残す。", title=f"{topics[i % 10]} {i}")
+        memories.write(f"wiki/en/{i}.md", f"# Note {i}\n\nDecision {i}: the on-call engineer reviews step {i} "
+                       "and writes it down in the team log before closing the ticket.", title=f"Note {i}")
+    index(env, memories)
+    for question in ("Kafka のコンシューマーラグが増え続けるときに見るべき指標",
+                     "Redis Cluster でスロットを別のノードに移す手順"):
+        hits = search(env, memories, question, "--min-score", "0.5")
+        assert [hit["path"] for hit in hits if hit["path"].endswith("hash-command.md")] == [], (question, hits[0])
+    (found,) = search(env, memories, "hash コマンドで出力先のファイルを指定するフラグ", "--top", "1")
+    assert found["path"].endswith("hash-command.md")

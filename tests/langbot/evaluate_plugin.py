@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tools")]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tools" / "eval")]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -49,7 +49,7 @@ async def evaluate(args) -> int:
     import yaml
     from harness import Bot, documents
     from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
-    from evaluation import load_dataset, ndcg, score_run
+    from eval_lib import load_dataset, ndcg, score_run
 
     dataset = load_dataset(args.dataset, args.split, args.limit_queries)
     creation = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap,

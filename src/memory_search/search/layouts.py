@@ -33,7 +33,7 @@ BM25_K1, BM25_B = 1.2, 0.75
 # this many are read: the chunks that hold it most often, the shortest first among equals, where BM25's best
 # for it lie. The sum of the scores then stays in memory and a query of common words fast: at a million
 # chunks, p95 35-40 ms and nothing spilled to disk at 50,000, where 100,000 took 61-96 ms and spilled.
-# Scaled to leave out what it would at a million (tools/eval.py --budget-at), 50,000 cost keyword search
+# Scaled to leave out what it would at a million (tools/eval/eval.py --budget-at), 50,000 cost keyword search
 # 0.03-0.05 nDCG@10 on two development sets; scoring the chunks found by all the query's terms
 # (RESCORED_CANDIDATES) took English back within noise (references/scale.md).
 POSTINGS_BUDGET = 50_000

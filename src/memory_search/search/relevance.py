@@ -5,7 +5,7 @@ hundred thousand, each a property of the query and the hit alone: semantic, the 
 BM25 divided by the query's own ceiling (the BM25 of a chunk holding every query term infinitely often)
 and the share of the query's term weight the hit matched; hybrid, the fused value below. No signal compares
 a hit with the other hits, so no score means "first of what exists". The parameters are data
-(data/relevance.json), fitted by tools/calibrate.py on the development sets, for the bundled local model; an
+(data/relevance.json), fitted by tools/eval/calibrate.py on the development sets, for the bundled local model; an
 index built with a model they do not cover keeps the earlier scores in semantic and hybrid search (cosine;
 reciprocal rank fusion, 1.0 = first in both legs). The keyword model holds for every index. In every mode the
 hits are listed in the order of the score shown (retrieval.py): one number orders and scores.
@@ -78,7 +78,7 @@ def semantic_cutoff() -> float:
     """The floor of the seed's semantic search. The seed drops semantic hits under cosine 0.3 (its model's), a
     lenient cut of what is clearly unrelated; on the relevance scale its counterpart is the largest floor that
     loses no right document of any development set in semantic mode, cross-lingual ones included
-    (relevance.json, tools/calibrate.py)."""
+    (relevance.json, tools/eval/calibrate.py)."""
     return data()["semantic_cutoff"]
 
 
