@@ -16,12 +16,17 @@ from conftest import SCRIPTS, index, names, run_script, search
 from memory_search.storage.schema import ManagedTables
 
 
+# Sections long enough to be chunks of their own (a short section is chunked with the one it opens).
+_LONG = ("We read the logs, wrote a test for the failing case, ran it against staging, and checked the numbers "
+         "again the next morning before anyone merged the change into the main branch. ") * 2
+
+
 def _notes(memories, count: int) -> None:
     marker = memories.root.parent.name  # text new to the embedding cache
     for number in range(count):
         memories.session(f"2026-11-{1 + number % 28:02d}", f"{100000 + number:06d}", f"Session {number}",
-                         f"We worked on feature{number} today and wrote notes about it. {marker}\n\n"
-                         f"## Details\n\nfeature{number} needed a second pass. {marker}", project="agents")
+                         f"We worked on feature{number} today and wrote notes about it. {marker} {_LONG}\n\n"
+                         f"## Details\n\nfeature{number} needed a second pass. {marker} {_LONG}", project="agents")
 
 
 def _counts(database: str, memories) -> tuple[int, int]:
