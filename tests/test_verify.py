@@ -30,8 +30,9 @@ def _psql(database: str, statement: str) -> None:
 
 @pytest.fixture
 def indexed(env, memories):
-    memories.write("wiki/a.md", "# Alpha\n\nAlpha particles and apples.\n\n## More\n\nA second part about alpha.",
-                   title="Alpha")
+    # Two sections long enough to be two chunks (a short section is chunked with the one it opens).
+    memories.write("wiki/a.md", "# Alpha\n\nAlpha particles and apples. " + "Alpha rays are stopped by paper. " * 12
+                   + "\n\n## More\n\nA second part about alpha.", title="Alpha")
     memories.write("wiki/b.md", "# Beta\n\nBeta releases go out on Mondays.", title="Beta")
     memories.write("wiki/bad.md", "---\ntitle: [unclosed\n---\nbroken frontmatter")
     index(env, memories)
