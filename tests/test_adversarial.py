@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from adversarial import write_corpus
+from conftest import SCRIPTS, index, run_process, run_script, search
 from psycopg import sql
 
-from adversarial import write_corpus
-from conftest import run_process, SCRIPTS, index, run_script, search
 from memory_search.storage.schema import ManagedTables
+
 
 def assert_clean_failure(result: subprocess.CompletedProcess, codes=(0, 2, 3)) -> None:
     """A documented exit code, and on failure exactly one line on stderr, never a traceback."""

@@ -646,8 +646,8 @@ def test_a_link_to_a_memory_is_that_memory_once(env, notes):
 
 def test_langbot_text_from_a_parser_plugin_has_the_file_limits(env):
     from memory_search.config import Settings
-    from memory_search.knowledge_base import Document, KnowledgeBase
     from memory_search.directory.files import BadMemory
+    from memory_search.knowledge_base import Document, KnowledgeBase
 
     kb = KnowledgeBase(Settings.from_env(env), "hostile-parsed")
     kb.create()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_script
 
 import memory_search
-from conftest import run_script
 from memory_search.errors import IndexMissing, MemoriesMissing, MemoryNotFound, PathOutside
 from memory_search.render import hits_json, records_json
 
@@ -110,8 +110,8 @@ def test_errors_are_the_library_errors(env, tmp_path):
 def test_a_query_over_the_limit_is_refused_before_anything_reads_it(env, tmp_path, monkeypatch):
     """The limit counts the query as sent, and nothing is spent on it first: no time words read, no memories
     directory looked at (this one does not exist), no connection opened."""
-    from memory_search.search import timewords
     from memory_search.errors import UsageError
+    from memory_search.search import timewords
 
     def unread(*_):
         raise AssertionError("the time words of an over-long query were read")

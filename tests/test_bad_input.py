@@ -11,11 +11,10 @@ pytest.importorskip("mcp", reason="the faces extra is not installed (make instal
 pytest.importorskip("starlette", reason="the faces extra is not installed (make install installs it)")
 
 import anyio  # noqa: E402
+from conftest import index, run_script  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
-
-from conftest import index, run_script  # noqa: E402
 
 INVALID_PARAMS = -32602
 LONG = "a" * 2_100

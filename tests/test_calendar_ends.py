@@ -6,14 +6,13 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from conftest import index
+from hypothesis import HealthCheck, given, settings, strategies as st
+from test_timewords import _JAPANESE, _LATIN  # every time word the parser's tests know, in both scripts
 
 import memory_search
-from conftest import index
 from memory_search.errors import UsageError
 from memory_search.search.retrieval import SearchRequest, search_in_time, shifted
-from test_timewords import _JAPANESE, _LATIN  # every time word the parser's tests know, in both scripts
 
 _EDGES = [dt.date.min, dt.date.min + dt.timedelta(days=3), dt.date.max - dt.timedelta(days=6), dt.date.max]
 _DAYS = st.one_of(st.sampled_from(_EDGES), st.dates())

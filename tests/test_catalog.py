@@ -7,7 +7,6 @@ import json
 
 import psycopg
 import pytest
-
 from conftest import index, run_script
 
 

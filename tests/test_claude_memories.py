@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from conftest import SCRIPTS, MemoriesDir, index, run_script, search, seeded
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 AUTO_MEMORY = """\
 # Memory

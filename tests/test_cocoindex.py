@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-
 from conftest import names, run_script, search
+
 from memory_search.storage.schema import cocoindex_tables
 
 NOTES = {

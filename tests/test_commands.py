@@ -7,7 +7,6 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import ROOT, SCRIPTS, run_process
 
 REFERENCE = ROOT / "references" / "commands.md"

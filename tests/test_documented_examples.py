@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, MemoriesDir, index, run_script
 
 pytestmark = pytest.mark.e2e  # the 29 sample memories embedded (150 chunks): `make test-all`

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from conftest import ROOT, SCRIPTS, index, names, run_script, search, shared_resources
 
 import memory_search
-from conftest import ROOT, SCRIPTS, index, names, run_script, search, shared_resources
 from memory_search.storage.schema import ManagedTables
 
 

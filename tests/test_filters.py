@@ -9,9 +9,9 @@ import pytest
 from psycopg import sql
 
 import memory_search
+from memory_search.directory.files import parse_memory
 from memory_search.errors import UsageError
 from memory_search.search.filters import Filters, matches, parse_where, sql_conditions
-from memory_search.directory.files import parse_memory
 from memory_search.storage.schema import ManagedTables
 
 FILES = {

@@ -12,7 +12,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from conftest import index
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -43,8 +42,8 @@ def server(sample):
     from starlette.routing import Route
 
     from memory_search.config import Settings
-    from memory_search.faces.http_api import error_response, query_values
     from memory_search.faces.graph import graph_routes
+    from memory_search.faces.http_api import error_response, query_values
     from memory_search.resources import Resources
 
     async def answer(work):

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import SCRIPTS, index, run_process, shared_resources
+
 from memory_search.faces import client, helper, helper_processes
 
 

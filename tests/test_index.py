@@ -11,11 +11,11 @@ import time
 
 import psycopg
 import pytest
-
 from conftest import SCRIPTS, index, names, run_script, search
-from memory_search.text.chunking import CHUNKER_VERSION
-from memory_search.storage.writer import lock_key
+
 from memory_search.storage.schema import SCHEMA_VERSION, ManagedTables
+from memory_search.storage.writer import lock_key
+from memory_search.text.chunking import CHUNKER_VERSION
 
 
 def _tables(memories):

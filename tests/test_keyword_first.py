@@ -10,11 +10,10 @@ import time
 
 import psycopg
 import pytest
+from conftest import SCRIPTS, index, names, run_script, search
 
 import memory_search
-from conftest import SCRIPTS, index, names, run_script, search
 from memory_search.storage.schema import ManagedTables
-
 
 # Sections long enough to be chunks of their own (a short section is chunked with the one it opens).
 _LONG = ("We read the logs, wrote a test for the failing case, ran it against staging, and checked the numbers "

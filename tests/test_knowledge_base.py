@@ -7,9 +7,9 @@ import uuid
 import pytest
 
 from memory_search.config import Settings
+from memory_search.directory.files import BadMemory
 from memory_search.errors import IndexMissing, UsageError
 from memory_search.knowledge_base import Document, KnowledgeBase, decode_document, tables_for
-from memory_search.directory.files import BadMemory
 
 NOTE = ("---\ntitle: 障害対応\nteam: sre\n---\n# 障害対応\n\n"
         "アラートが鳴ったら当番が一次対応し、十五分以内に報告する。\n")

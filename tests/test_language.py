@@ -3,10 +3,8 @@ so a Japanese note full of code is Japanese and a note of Japanese and English p
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import seeded
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memory_search.text.language import CJK, LATIN, languages, main_language, word_shares
 

@@ -6,11 +6,11 @@ import json
 import shutil
 
 import psycopg
-
 from conftest import index, run_script
+
 from memory_search.storage.links import edges
-from memory_search.text.links import extract_links
 from memory_search.storage.schema import ManagedTables
+from memory_search.text.links import extract_links
 
 
 def test_extraction_reads_every_link_form_and_ignores_code_and_urls():

@@ -7,7 +7,6 @@ import re
 import tomllib
 
 import pytest
-
 from conftest import ROOT
 
 LOCKS = {"plugin.txt": ("faces",), "dev.txt": ("faces", "test"), "langbot.txt": ("faces", "test", "langbot")}

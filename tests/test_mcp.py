@@ -10,10 +10,9 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp extra is not installed (make install installs it)")
 
 import anyio  # noqa: E402
+from conftest import SCRIPTS, MemoriesDir, index, run_script, search  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
-
-from conftest import SCRIPTS, MemoriesDir, index, run_script, search  # noqa: E402
 
 INVALID_PARAMS = -32602
 

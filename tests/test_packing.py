@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-
 from conftest import index, names, run_script, search
+
 from memory_search.search import layouts
 from memory_search.storage import packing
 from memory_search.storage.schema import ManagedTables

@@ -17,8 +17,7 @@ from html.parser import HTMLParser
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 pytest.importorskip("starlette", reason="the faces extra is not installed (make install installs it)")
 pytest.importorskip("markdown_it", reason="the faces extra is not installed (make install installs it)")
@@ -28,9 +27,10 @@ from conftest import ROOT, SCRIPTS, MemoriesDir, index, seeded  # noqa: E402
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "bench"))
 import chromium as browser  # noqa: E402
+
 from memory_search.faces.markdown_html import render  # noqa: E402
-from memory_search.storage.writer import lock_key, write_meta  # noqa: E402
 from memory_search.storage.schema import ManagedTables  # noqa: E402
+from memory_search.storage.writer import lock_key, write_meta  # noqa: E402
 
 YESTERDAY = (dt.date.today() - dt.timedelta(days=1)).isoformat()
 HOSTILE = """# Hostile <img src=x onerror="window.pwned='heading'">

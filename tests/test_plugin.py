@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import re
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_script
 
 CLAUDE = ROOT / ".tools/claude/node_modules/.bin/claude"  # installed by `make test` when npm is there

@@ -6,16 +6,14 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import seeded
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memory_search.text.chunking import MAX_CHARS, chunk_markdown, turn_spans
-from memory_search.errors import ParameterError
-from memory_search.search.filters import matches, parse_where, Filters
 from memory_search.directory.files import BadMemory, split_frontmatter
 from memory_search.directory.records import make_record
+from memory_search.errors import ParameterError
+from memory_search.search.filters import Filters, matches, parse_where
+from memory_search.text.chunking import MAX_CHARS, chunk_markdown, turn_spans
 from memory_search.text.tokens import chunk_terms, counted_terms, is_japanese, tokenize
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

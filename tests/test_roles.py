@@ -11,7 +11,6 @@ import time
 import uuid
 
 import pytest
-
 from conftest import SCRIPTS, MemoriesDir, run_process
 
 

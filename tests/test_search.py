@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import index, names, run_script, search
 
 import memory_search
-
-from conftest import index, names, run_script, search
 
 BACKUP = """# バックアップ運用
 

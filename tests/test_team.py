@@ -18,7 +18,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest import SCRIPTS, MemoriesDir
 
 pytestmark = [pytest.mark.team,

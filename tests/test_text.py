@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_search.text.chunking import DIALOGUE_CHARS, MAX_CHARS, chunk_markdown
 from memory_search.directory.files import split_frontmatter
+from memory_search.text.chunking import DIALOGUE_CHARS, MAX_CHARS, chunk_markdown
 from memory_search.text.tokens import tokenize
 
 
@@ -63,9 +63,8 @@ def test_a_chunk_size_and_overlap_bound_every_chunk_and_repeat_the_end_of_the_on
 
 
 def test_japanese_tokenizing_in_many_threads_at_once_gives_the_same_words():
-    import threading
-
     import random
+    import threading
 
     words = ["検索", "資料", "附属", "棚", "置く", "結果", "シュミレーション", "記録", "会議", "要約", "の", "を", "に"]
     rng = random.Random(7)

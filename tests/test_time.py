@@ -6,7 +6,6 @@ import datetime as dt
 import json
 
 import pytest
-
 from conftest import index, run_script
 
 TODAY = dt.date.today()

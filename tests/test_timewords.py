@@ -397,10 +397,15 @@ import functools  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 
-from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 from conftest import SEED as RUN_SEED  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    seed,
+    settings,
+    strategies as st,  # noqa: E402
+)
+
 from memory_search.search import timewords  # noqa: E402
 
 SEED = int(os.environ.get("TIME_WORDS_SEED") or RUN_SEED)  # the run's seed unless told

@@ -4,7 +4,6 @@ mode, told by the words of the question and of the pages, not by their file name
 from __future__ import annotations
 
 import pytest
-
 from conftest import index, search
 
 SETUP_JA = """# 開発環境のセットアップ

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from conftest import ROOT, SCRIPTS, index, run_script
 
 import memory_search
-from conftest import ROOT, SCRIPTS, index, run_script
 from memory_search.storage.schema import ManagedTables
 
 

@@ -7,12 +7,12 @@ import subprocess
 
 import psycopg
 import pytest
-
 from conftest import index, run_script
+
 from memory_search.hints import command
 from memory_search.storage.database import postgres_binaries
-from memory_search.storage.writer import lock_key
 from memory_search.storage.schema import ManagedTables
+from memory_search.storage.writer import lock_key
 
 PSQL = postgres_binaries() / "psql"
 

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import index, names, run_script, search
 from fake_voyage import GOOD_KEY, FakeVoyage
 

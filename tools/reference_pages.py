@@ -17,6 +17,7 @@ import click  # noqa: E402
 
 from memory_search.config import ENVIRONMENT  # noqa: E402
 
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 
 from .config import Settings
+from .directory.files import relative_path, require_directory
 from .errors import MemoryNotFound, MemorySearchError, PathOutside, UsageError
 from .search.filters import Filters
-from .directory.files import relative_path, require_directory
 
 
 def open(settings: Settings | None = None, /, warn=None, resources=None, **overrides) -> "Memories":  # noqa: A001
@@ -336,8 +336,8 @@ class Memories:
     def behind(self) -> bool:
         """Whether the index lacks or holds an older version of one of the newest dated records (a cheap look at
         the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
-        from .search.layouts import layout_for
         from .directory.recent import newest_files
+        from .search.layouts import layout_for
         from .storage.schema import find_index
 
         newest = newest_files(self.root) if not self.settings.remote else {}

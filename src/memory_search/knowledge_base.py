@@ -14,18 +14,18 @@ from pathlib import Path, PurePosixPath
 
 from psycopg import sql
 
-from .indexing import pipeline
-from .storage import schema, writer
 from .config import Settings
-from .storage.database import connect
-from .embedding import Embedder, ModelSpec, choose_spec, is_known
-from .errors import IndexMismatch, IndexMissing, UsageError, quoted
-from .search.filters import Filters, where_conditions
-from .search.layouts import ManagedLayout
 from .directory.files import MAX_FILE_BYTES, BadMemory, Memory, parse_memory
 from .directory.records import make_record
+from .embedding import Embedder, ModelSpec, choose_spec, is_known
+from .errors import IndexMismatch, IndexMissing, UsageError, quoted
+from .indexing import pipeline
 from .resources import Resources
-from .search.retrieval import Hit, SearchRequest, Searcher, check_query_length, search_in_time
+from .search.filters import Filters, where_conditions
+from .search.layouts import ManagedLayout
+from .search.retrieval import Hit, Searcher, SearchRequest, check_query_length, search_in_time
+from .storage import schema, writer
+from .storage.database import connect
 
 # What a host's adapter (integrations/langbot) uses: this module is its door to the library.
 __all__ = ["KnowledgeBase", "Document", "decode_document", "tables_for", "BadMemory", "ModelSpec",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .hints import command
 from .directory.records import text_or_none
+from .hints import command
 
 NO_HITS = "検索結果なし"
 NO_RECORDS = "該当する記録なし"

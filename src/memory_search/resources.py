@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 
 from .config import Settings
-from .storage.database import ConnectionPool
 from .embedding import Embedders
+from .storage.database import ConnectionPool
 
 CONNECTIONS = 4  # read-only connections open at once, and so calls reading the database at once
 

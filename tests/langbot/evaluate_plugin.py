@@ -47,9 +47,9 @@ def main() -> int:
 
 async def evaluate(args) -> int:
     import yaml
+    from eval_lib import load_dataset, ndcg, score_run
     from harness import Bot, documents
     from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
-    from eval_lib import load_dataset, ndcg, score_run
 
     dataset = load_dataset(args.dataset, args.split, args.limit_queries)
     creation = {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap,

@@ -12,11 +12,10 @@ import pytest
 
 pytest.importorskip("langbot_plugin", reason="the LangBot SDK is not installed: run `make test-langbot`")
 
+from harness import Bot, documents, texts  # noqa: E402
 from langbot_plugin.api.definition.components.knowledge_engine.engine import KnowledgeEngineCapability  # noqa: E402
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus  # noqa: E402
 from langbot_plugin.api.entities.builtin.rag.errors import RAGError, RetrievalError  # noqa: E402
-
-from harness import Bot, documents, texts  # noqa: E402
 
 DEPLOY = """---
 title: デプロイ手順

@@ -10,6 +10,7 @@ from memory_search.faces.environment import ensure  # noqa: E402
 ensure("mcp", "starlette")
 
 from faces_lib import bench_faces_command  # noqa: E402
+
 from memory_search.faces.console import run  # noqa: E402
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import click
 
-from memory_search.faces.console import command, memories_option
 from memory_search.config import ENVIRONMENT_HELP
 from memory_search.errors import MemorySearchError
+from memory_search.faces.console import command, memories_option
 
 QUERIES = ("セッション要約の保存先", "how do we tune the HNSW index", "embedding model decision", "コミット規約",
            "release plan", "バックアップ", "reranker", "meeting minutes retrospective")

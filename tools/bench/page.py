@@ -17,10 +17,10 @@ import urllib.parse  # noqa: E402
 import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import click  # noqa: E402
-
 import chromium  # noqa: E402
+import click  # noqa: E402
 from faces_lib import running_http_server  # noqa: E402
+
 from memory_search.config import ENVIRONMENT_HELP  # noqa: E402
 from memory_search.faces.console import command, memories_option, run  # noqa: E402
 

@@ -170,8 +170,8 @@ class Scale:
     def grow(self, target: int) -> dict:
         """Copy base rows until the index holds `target` chunks; its secondary indexes are dropped while the
         rows go in and made again after (by the indexer's own schema), then the tables are vacuumed."""
-        from memory_search.storage import packing, writer as index_writer
         from memory_search.errors import UsageError
+        from memory_search.storage import packing, writer as index_writer
         from memory_search.storage.schema import find_index
 
         started = time.perf_counter()
@@ -299,7 +299,7 @@ class Scale:
         from memory_search.embedding.local import LocalEmbedder
         from memory_search.search.filters import Filters
         from memory_search.search.layouts import layout_for
-        from memory_search.search.retrieval import SearchRequest, Searcher
+        from memory_search.search.retrieval import Searcher, SearchRequest
         from memory_search.storage.schema import find_index
 
         embedder = LocalEmbedder()
@@ -365,9 +365,9 @@ class Scale:
         queries wrote temporary files (sorted or hashed on disk), read from EXPLAIN (ANALYZE, BUFFERS)."""
         from collections import Counter
 
-        from memory_search.text.tokens import tokenize
         from memory_search.search.filters import Filters
         from memory_search.search.retrieval import FUSION_DEPTH
+        from memory_search.text.tokens import tokenize
 
         common = [row[0] for row in conn.execute(self.sql("SELECT term FROM {terms} ORDER BY df DESC LIMIT 20"))]
         kinds = {"questions": [Counter(tokenize(query)) for query in queries],

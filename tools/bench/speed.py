@@ -15,7 +15,6 @@ import click  # noqa: E402
 from memory_search.errors import UsageError  # noqa: E402
 from memory_search.faces.console import command, run  # noqa: E402
 
-
 # --- bench ---------------------------------------------------------------------------------------
 
 BENCH_EXAMPLES = """\
@@ -54,9 +53,10 @@ def bench_command(sizes, runs, recent_files, fresh_files, index_files, first_fil
     Sizes the local model cannot embed in reasonable time are loaded with vectors derived from a
     small pool of real embeddings; the output says so. Uses its own embedded PostgreSQL in a
     temporary folder."""
-    from speed_lib import Bench, Report
-    from memory_search.render import as_json as to_json
     from reports import bench_text
+    from speed_lib import Bench, Report
+
+    from memory_search.render import as_json as to_json
 
     skipped = {part.strip() for part in skip.split(",") if part.strip()}
     try:

@@ -81,8 +81,8 @@ FIRST_INDEX_WORD = "quillnavarre"  # the generated vocabulary's syllables cannot
 
 def embedding_texts(root: Path) -> list[str]:
     """What the indexer would send to the model for the memories under `root`."""
-    from memory_search.text.chunking import chunk_markdown, embedding_text
     from memory_search.directory.files import discover, read_memory
+    from memory_search.text.chunking import chunk_markdown, embedding_text
 
     texts = []
     for memory_file in discover(root)[0]:
@@ -304,9 +304,9 @@ class Bench:
 
     def size(self, chunks: int, chunks_per_file: int = 4) -> dict:
         from memory_search.embedding.local import LocalEmbedder
-        from memory_search.storage.database import connect
         from memory_search.search.layouts import layout_for
-        from memory_search.search.retrieval import SearchRequest, Searcher
+        from memory_search.search.retrieval import Searcher, SearchRequest
+        from memory_search.storage.database import connect
         from memory_search.storage.schema import find_index
 
         root = self.workdir / f"size{chunks}"
@@ -395,12 +395,12 @@ class Bench:
         lookup, query embedding, each leg's SQL, the whole search, render."""
         from collections import Counter
 
-        from memory_search.faces import cli, client, helper
         from memory_search.api import Memories
         from memory_search.embedding.local import LocalEmbedder
+        from memory_search.faces import cli, client, helper
+        from memory_search.render import hits_markdown
         from memory_search.search.filters import Filters
         from memory_search.search.layouts import layout_for
-        from memory_search.render import hits_markdown
         from memory_search.storage.schema import find_index
         from memory_search.text.tokens import tokenize
 

@@ -56,12 +56,13 @@ def group(name: str) -> str:
 def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path, out: Path, limit: int) -> None:
     """Search every question of every collection in every mode; one JSON line per shown hit."""
     from eval_lib import _RememberingEmbedder, load_dataset, memories_once, read_queries
+
     from memory_search.config import Settings
-    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
     from memory_search.indexing.indexer import Indexer
     from memory_search.search.layouts import layout_for
-    from memory_search.search.retrieval import SearchRequest, Searcher
+    from memory_search.search.retrieval import Searcher, SearchRequest
+    from memory_search.storage.database import connect
     from memory_search.storage.schema import find_index
 
     settings = Settings.from_env()

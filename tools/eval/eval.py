@@ -16,7 +16,6 @@ from memory_search.config import Settings  # noqa: E402
 from memory_search.errors import UsageError  # noqa: E402
 from memory_search.faces.console import command, run  # noqa: E402
 
-
 # --- eval ----------------------------------------------------------------------------------------
 
 EVAL_EXAMPLES = """\
@@ -104,9 +103,10 @@ def eval_command(dataset, split, modes, compare, save_path, against_path, langua
     from pathlib import Path
 
     from eval_lib import compare_reports, evaluate, parse_mode
+    from reports import eval_text
+
     from memory_search.faces.progress import Progress
     from memory_search.render import as_json as to_json
-    from reports import eval_text
 
     settings = Settings.from_env()
     chosen = modes.split(",") if modes else ["keyword", "semantic", "hybrid"] + (

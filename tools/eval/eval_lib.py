@@ -418,14 +418,14 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
     document at `threshold`, and the calibration of the scores against the qrels. language: index only the
     documents in that language (metadata.language). budget_at: the keyword leg reads as many postings as in
     an index of that many chunks (see eval.py --budget-at)."""
-    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder, reranker
-    from memory_search.search.filters import Filters
-    from memory_search.storage.writer import drop_schema
     from memory_search.indexing.indexer import Indexer
+    from memory_search.search.filters import Filters
     from memory_search.search.layouts import layout_for
-    from memory_search.search.retrieval import SearchRequest, Searcher, search_in_time
+    from memory_search.search.retrieval import Searcher, SearchRequest, search_in_time
+    from memory_search.storage.database import connect
     from memory_search.storage.schema import ManagedTables, find_index
+    from memory_search.storage.writer import drop_schema
 
     dataset = load_dataset(folder, split, limit_queries, language=language)
     workdir = Path(tempfile.mkdtemp(prefix=f"memsearch-eval-{dataset.name}-")) if keep_dir is None else keep_dir

@@ -60,13 +60,13 @@ MODEL = "local:multilingual-e5-small:384"  # the bundled model, whose fusion wei
 def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
     from eval_lib import load_dataset, memories_once
 
-    from memory_search.search import relevance, retrieval
     from memory_search.config import Settings
-    from memory_search.storage.database import connect
     from memory_search.embedding import choose_spec, make_embedder
     from memory_search.indexing.indexer import Indexer
+    from memory_search.search import relevance, retrieval
     from memory_search.search.layouts import layout_for
-    from memory_search.search.retrieval import SearchRequest, Searcher, search_in_time
+    from memory_search.search.retrieval import Searcher, SearchRequest, search_in_time
+    from memory_search.storage.database import connect
     from memory_search.storage.schema import find_index
 
     seen: dict = {}

@@ -10,8 +10,21 @@ import click
 from .. import params
 from ..config import DATABASE_ENVIRONMENT_HELP, RECENT_ENVIRONMENT_HELP, Settings
 from ..errors import UsageError
-from .console import (PATH_EXIT_CODES_HELP, Command, Console, Group, checked, command, exit_codes_help,
-                      format_option, memories_option, option, options, run, table_option)
+from .console import (
+    PATH_EXIT_CODES_HELP,
+    Command,
+    Console,
+    Group,
+    checked,
+    command,
+    exit_codes_help,
+    format_option,
+    memories_option,
+    option,
+    options,
+    run,
+    table_option,
+)
 from .outcomes import EXIT_FAILURE, EXIT_PARTIAL
 
 
@@ -203,8 +216,8 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     were removed on purpose. Each file's rows are replaced in
     one transaction, so a search never sees half a file and an interrupted run loses nothing
     already written. Progress goes to stderr on a terminal (or anywhere, with --progress)."""
-    from .progress import Progress
     from ..render import as_json as to_json, shown_path, stats_text
+    from .progress import Progress
 
     settings = console.settings(memories)
     progress = Progress(console.stderr, lines=show_progress)

@@ -18,10 +18,18 @@ import click
 
 from .. import params
 from ..config import ENVIRONMENT_HELP, Settings
-from ..errors import (MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, require_text,
-                      shorten_quotes)
+from ..errors import (
+    MemorySearchError,
+    ParameterError,
+    UsageError,
+    first_line,
+    mask_secrets,
+    require_text,
+    shorten_quotes,
+)
 from ..hints import command as hint
 from .outcomes import EXIT_FAILURE, EXIT_USAGE, exit_code
+
 
 def exit_codes_help(usage: str = "bad flag or value", missing: str | None = "the memories directory or the index is "
                     "missing", failure: str = "database, embedding service, index mismatch", *more: str,

@@ -24,14 +24,14 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from .. import params
+from ..api import semantic_cutoff
 from ..config import Database, Settings, config_dir, databases_file, now
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, quoted
-from ..api import semantic_cutoff
 from ..resources import Resources
 from .graph import graph_routes
+from .outcomes import outcome
 from .page import page_routes
 from .team import signin_routes
-from .outcomes import outcome
 
 DEFAULT_DB = "default"
 DEFAULT_LIMIT, MAX_LIMIT = 10, params.MAX_TOP

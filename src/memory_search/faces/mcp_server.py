@@ -23,12 +23,22 @@ from pydantic import ConfigDict
 
 from .. import params
 from ..config import Settings
-from ..errors import (IndexMissing, MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, quoted,
-                      require_text, shorten_quotes)
+from ..errors import (
+    IndexMissing,
+    MemorySearchError,
+    ParameterError,
+    UsageError,
+    first_line,
+    mask_secrets,
+    quoted,
+    require_text,
+    shorten_quotes,
+)
 from ..render import as_json, hit_dict, record_dict
 from ..resources import Resources
 from .mcp_tools import HELP, INSTRUCTIONS, SERVER_NAME, TOOLS, schema
 from .outcomes import outcome
+
 
 def tool_list() -> list[types.Tool]:
     return [types.Tool(name=name, description=spec["description"], input_schema=schema(name),

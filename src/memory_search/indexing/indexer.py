@@ -9,19 +9,26 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..storage import writer
-from . import pipeline
 from ..config import Settings
-from ..storage.database import connect
+from ..directory.files import (
+    BadMemory,
+    MemoryFile,
+    Skipped,
+    UnreadableMemory,
+    out_of_reach,
+    read_memory,
+    require_directory,
+)
+from ..directory.records import record_date
+from ..directory.sources import list_sources, shown_path
 from ..embedding import ModelSpec, choose_spec, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy, MemoriesMissing, MemorySearchError, first_line
 from ..hints import command
-from ..directory.files import (BadMemory, MemoryFile, Skipped, UnreadableMemory, out_of_reach, read_memory,
-                       require_directory)
-from ..directory.sources import list_sources, shown_path
-from ..directory.records import record_date
-from .run_progress import RunProgress
+from ..storage import writer
+from ..storage.database import connect
 from ..storage.schema import ManagedTables, check_versions, chunked_by_another_version, read_meta
+from . import pipeline
+from .run_progress import RunProgress
 
 REBUILD_SUFFIX = "_next"  # --rebuild fills <prefix>_next__* beside the live tables, then swaps
 

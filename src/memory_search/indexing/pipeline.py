@@ -14,15 +14,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from ..storage import packing, writer
-from ..text.chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
-from ..embedding import Embedder, ModelSpec, vector_literal
-from ..storage.embedding_cache import cache_embeddings, cached_embeddings
-from ..errors import first_line
-from ..text.links import Link, extract_links
 from ..directory.files import BadMemory, Memory
 from ..directory.records import Record
+from ..embedding import Embedder, ModelSpec, vector_literal
+from ..errors import first_line
+from ..storage import packing, writer
+from ..storage.embedding_cache import cache_embeddings, cached_embeddings
 from ..storage.schema import ManagedTables
+from ..text.chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
+from ..text.links import Link, extract_links
 from ..text.tokens import chunk_terms, term_frequencies
 
 EMBED_BATCH = 32  # texts per embedding call: keeps the local model's threads busy

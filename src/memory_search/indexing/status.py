@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from . import run_progress
-from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
 from ..storage.links import counts as link_counts
 from ..storage.schema import ManagedTables, index_parts, no_index, read_meta
+from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
+from . import run_progress
 
 LISTED = 20  # the stale files named, of each sort; the counts are in `pending`
 

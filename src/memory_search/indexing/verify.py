@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from psycopg import sql
 
 from ..config import Settings
-from ..hints import command
 from ..directory.files import BadMemory, out_of_reach, read_memory, require_directory
 from ..directory.sources import list_sources
+from ..hints import command
 from ..storage import packing
 from ..storage.schema import ManagedTables, columns_of, no_index, read_meta
 

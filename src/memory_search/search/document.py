@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 
 from ..directory.files import BadMemory, relative_path, split_frontmatter
-from ..directory.sources import shown_path
 from ..directory.records import Record, make_record
+from ..directory.sources import shown_path
 
 DOCUMENT_LIMIT = 1_000_000  # characters shown at most; read a larger memory in parts
 

@@ -16,8 +16,8 @@ from typing import Iterator
 from psycopg import sql
 
 from ..errors import MemorySearchError, UsageError, first_line, quoted
-from .filters import Filters, sql_conditions
 from ..storage.schema import ManagedTables, no_index, read_meta
+from .filters import Filters, sql_conditions
 
 FORMATS = ("jsonl", "json", "csv")
 FIELDS = ("path", "relpath", "kind", "title", "status", "tags", "project", "date", "chunk_index", "start_line",

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from ..directory.records import INACTIVE_STATUSES, KINDS, Record
+from ..errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 
 SCOPES = (*KINDS, "all")
 EQUALITY = ("$eq", "$ne", "$in", "$nin")

@@ -17,15 +17,15 @@ from pathlib import Path
 
 from psycopg import sql
 
-from ..embedding import vector_literal
-from ..text.tokens import counted_terms, is_japanese
-from .filters import Filters, matches, sql_conditions
 from ..directory.files import read_record, relative_path
-from ..directory.sources import OTHER_SOURCE_KINDS
 from ..directory.records import Record
-from .retrieval import FUSION_DEPTH, Candidate, KeywordResult
+from ..directory.sources import OTHER_SOURCE_KINDS
+from ..embedding import vector_literal
 from ..storage import packing
 from ..storage.schema import IndexInfo, check_versions, identifier
+from ..text.tokens import counted_terms, is_japanese
+from .filters import Filters, matches, sql_conditions
+from .retrieval import FUSION_DEPTH, Candidate, KeywordResult
 
 BM25_K1, BM25_B = 1.2, 0.75
 # Postings read per query at most: a query's terms are read rarest first until their postings reach it (the

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from psycopg import sql
 
-from .filters import Filters, matches
-from ..storage.links import counts, edges
 from ..directory.records import Record, make_record
+from ..storage.links import counts, edges
 from ..storage.schema import ManagedTables, no_index, read_meta
+from .filters import Filters, matches
 
 
 @dataclass

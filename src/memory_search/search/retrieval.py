@@ -7,15 +7,15 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from . import relevance
-from .query import MODES, require_query
-from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, quoted
-from .filters import Filters
 from ..directory.records import Record
-from .snippets import snippet
+from ..errors import PARAMETER as P, MemoryNotFound, ParameterError, UsageError, first_line, quoted
 from ..text import language
 from ..text.chunking import reads_as_conversation, turn_spans
 from ..text.tokens import counted_terms, is_japanese, tokenize
+from . import relevance
+from .filters import Filters
+from .query import MODES, require_query
+from .snippets import snippet
 
 RRF_K = 60  # reciprocal rank fusion's, for an embedding model relevance.json does not cover
 # Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for

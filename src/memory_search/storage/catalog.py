@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from ..config import Settings
-from .database import connect
 from ..errors import AccessDenied, UsageError, first_line, quoted
 from ..hints import command
+from .database import connect
 from .schema import ManagedTables, columns_of, read_meta
 
 

@@ -8,7 +8,6 @@ from psycopg import sql
 from ..text.links import Edge, Link
 from .schema import ManagedTables
 
-
 # --- the links table -------------------------------------------------------------------------------
 
 _SCHEMA = """

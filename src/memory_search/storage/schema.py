@@ -17,9 +17,9 @@ from pathlib import Path
 from psycopg import sql
 
 from ..embedding import ModelSpec
-from ..text.chunking import CHUNKER_VERSION
 from ..errors import IndexMismatch, IndexMissing, UsageError, quoted
 from ..hints import command
+from ..text.chunking import CHUNKER_VERSION
 from ..text.tokens import TOKENIZER_VERSION
 
 # 3: the links table; 4: vectors stored as halfvec, half the size of the graph; 5: postings packed by term;

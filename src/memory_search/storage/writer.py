@@ -14,17 +14,17 @@ from pathlib import Path
 
 from psycopg import sql
 
-from ..text.chunking import CHUNKER_VERSION
-from ..embedding import ModelSpec
-from .embedding_cache import create_cache
-from .catalog import share_with_readers
-from . import packing
-from ..text.links import Link
-from .links import add_links, create_table as create_links_table, forget_links
 from ..directory.records import KINDS, Record
+from ..embedding import ModelSpec
+from ..text.chunking import CHUNKER_VERSION
 from ..text.language import CJK_SHARE
-from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
+from ..text.links import Link
 from ..text.tokens import TOKENIZER_VERSION, chunk_terms
+from . import packing
+from .catalog import share_with_readers
+from .embedding_cache import create_cache
+from .links import add_links, create_table as create_links_table, forget_links
+from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL);

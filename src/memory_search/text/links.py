@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")

@@ -25,8 +25,14 @@ from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, Ing
 try:  # imported now: the runtime puts the plugin's folder on sys.path only while it loads this module
     from memory_search.config import Settings
     from memory_search.errors import EmbeddingFailed, MemorySearchError
-    from memory_search.knowledge_base import (BadMemory, Document, KnowledgeBase, ModelSpec, check_query_length,
-                                              decode_document)
+    from memory_search.knowledge_base import (
+        BadMemory,
+        Document,
+        KnowledgeBase,
+        ModelSpec,
+        check_query_length,
+        decode_document,
+    )
 except ImportError as missing:
     raise ImportError(f"the memory_search library is missing ({missing}): install the package that "
                       "`make langbot-plugin` builds, which bundles it, or pip install memory-search "
