@@ -53,11 +53,13 @@ test-all: install $(CLAUDE)
 
 # ruff and mypy take their configuration from pyproject.toml; cog checks that the reference pages' generated
 # parts (tools/reference_pages.py: each script's options, the environment variables) match the code.
+# commit_subjects.py: every commit since the rule began has a subject of at most 72 characters.
 GENERATED := references/commands.md references/configuration.md
 lint: install
 	$(BIN)/ruff check src scripts tools tests integrations
 	$(BIN)/mypy
 	$(BIN)/cog --check -I tools $(GENERATED)
+	$(BIN)/python tools/commit_subjects.py
 
 # Write the reference pages' generated parts again after changing an option or an environment variable.
 docs: install
