@@ -5,7 +5,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from ..storage.links import counts as link_counts
-from ..storage.schema import ManagedTables, index_parts, no_index, read_meta
+from ..storage.schema import ManagedTables, index_parts, managed_index, read_meta
 from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
 from . import run_progress
 
@@ -16,10 +16,7 @@ def index_status(conn, settings) -> dict:
     from .indexer import Indexer
 
     root = settings.memories_root
-    tables = ManagedTables.of(root)
-    meta = read_meta(conn, tables)
-    if not meta:
-        raise no_index(root)
+    tables, meta = managed_index(conn, root)
     groups = conn.execute(sql.SQL(
         "SELECT coalesce(kind, 'other'), status, count(DISTINCT filename), count(*), "
         "count(*) FILTER (WHERE embedding IS NULL) FROM {} GROUP BY 1, 2 ORDER BY 1, 2").format(

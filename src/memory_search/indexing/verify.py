@@ -20,7 +20,7 @@ from ..directory.files import BadMemory, out_of_reach, read_memory, require_dire
 from ..directory.sources import list_sources
 from ..hints import command
 from ..storage import packing
-from ..storage.schema import ManagedTables, columns_of, no_index, read_meta
+from ..storage.schema import ManagedTables, columns_of, managed_index
 
 SHOWN = 5  # examples named per problem
 
@@ -65,10 +65,7 @@ class Verification:
 def verify(conn, settings: Settings) -> Verification:
     started = time.monotonic()
     root = require_directory(settings.memories_root, settings.missing_memories())
-    tables = ManagedTables.of(root)
-    meta = read_meta(conn, tables)
-    if not meta:
-        raise no_index(root)
+    tables, meta = managed_index(conn, root)
     result = Verification()
     check = _Checker(conn, tables, result, root, settings)
     check.files_on_disk(root, meta)

@@ -10,7 +10,7 @@ from psycopg import sql
 
 from ..directory.records import Record, make_record
 from ..storage.links import counts, edges
-from ..storage.schema import ManagedTables, no_index, read_meta
+from ..storage.schema import ManagedTables, managed_index
 from .filters import Filters, matches
 
 
@@ -91,9 +91,7 @@ def indexed_records(conn, tables: ManagedTables, filenames: list[str] | None = N
 
 def graph(conn, root) -> dict:
     """Nodes (one per indexed memory) and edges (resolved links between two of them), with link counts."""
-    tables = ManagedTables.of(root)
-    if not read_meta(conn, tables):
-        raise no_index(root)
+    tables, _ = managed_index(conn, root)
     records = indexed_records(conn, tables)
     found, degree = [], Counter()
     for edge in edges(conn, tables):
