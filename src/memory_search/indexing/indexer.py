@@ -175,8 +175,8 @@ class Indexer:
         started = time.monotonic()
         try:
             self._check_root()
-            with connect(self.settings, read_only=False) as conn:
-                self._lock(conn, wait)
+            with connect(self.settings, read_only=False) as conn, \
+                    writer.writing_lock(conn, self.live, lambda: self._waiting(wait)):
                 include, exclude = self.selection(conn)
                 if not rebuild and chunked_by_another_version(read_meta(conn, self.live)):
                     self._say("the index was chunked by an earlier version: building it anew beside the one "
@@ -218,14 +218,11 @@ class Indexer:
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 
-    def _lock(self, conn, wait: bool) -> None:
-        key = writer.lock_key(self.live)
-        if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
-            return
+    def _waiting(self, wait: bool) -> None:
+        """Another indexer holds the index's lock: say that this one waits for it, or give up."""
         if not wait:
             raise IndexBusy(f"another indexer is updating the index of {self.root}: try again when it finishes")
         self._say(f"another indexer is updating the index of {self.root}; waiting for it to finish")
-        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
         meta = read_meta(conn, self.live)
