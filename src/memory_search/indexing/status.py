@@ -28,6 +28,7 @@ def index_status(conn, settings) -> dict:
         tables.sql("files"))).fetchone()
     parts = index_parts(conn, tables)
     plan = Indexer(settings).plan(conn) if not settings.remote else None  # the files are on another machine
+    bad, unreachable = (plan.bad, plan.unreachable) if plan else ([], [])
     unreadable = unreadable_files(conn, tables)
     waiting = sum(row[4] for row in groups)
     building = indexer_running(conn, tables)
@@ -57,10 +58,9 @@ def index_status(conn, settings) -> dict:
         "server": server_shortfalls(conn, tables, sum(row[3] for row in groups) - waiting, int(meta["dimension"]),
                                     configured=bool(settings.database_url)),
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
-                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])]
+                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in bad]
                       + [{"path": path, "reason": f"{reason}; kept in the index as it was"}
-                         for path, reason in (plan.unreachable if plan else [])
-                         if not any(skipped.relpath == path for skipped in plan.bad)],
+                         for path, reason in unreachable if not any(skipped.relpath == path for skipped in bad)],
     }
 
 

@@ -84,7 +84,9 @@ class _Checker:
         # (index.py trusts the rows it wrote, and would not notice rows damaged from outside).
         self.reindex = command("index", "--memories", str(root))
         self.rebuild = command("index", "--memories", str(root), "--rebuild")
-        self.t = {name: tables.sql(name) for name in ("files", "chunks", "postings", "terms", "meta")}
+        # What the queries' {names} read: each a table, or (postings of a packed index) a query of its own.
+        self.t: dict[str, sql.Composable] = {name: tables.sql(name)
+                                             for name in ("files", "chunks", "postings", "terms", "meta")}
 
     def problem(self, what: str, repair: str, examples=(), count: int | None = None) -> None:
         examples = [str(example) for example in examples]

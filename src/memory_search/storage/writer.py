@@ -492,7 +492,9 @@ def drop_kind_graphs(conn, tables: ManagedTables) -> None:
 def _ensure_graph(conn, tables: ManagedTables, spec: ModelSpec, name: str, kind: str | None, starting) -> None:
     """Build one HNSW graph (of the chunks of `kind`, or of all) when it is missing or was left invalid by an
     interrupted build; starting() is called before a build."""
-    stored = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"]).group(0)
+    column_type = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"])
+    assert column_type is not None  # vector(N) or halfvec(N), as create_schema made it
+    stored = column_type.group(0)
     operator = f"{stored}_cosine_ops"
     valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
                          (name,)).fetchone()
