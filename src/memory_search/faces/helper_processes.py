@@ -63,7 +63,7 @@ def own_helper_pid(pid_file: Path):
     return pid
 
 
-def _process(pid: int):
+def _process(pid: int) -> tuple[int | None, list[str] | None]:
     """(uid, command-line arguments) of a running process, (None, None) when there is none or it cannot be
     read."""
     try:
@@ -78,8 +78,8 @@ def _process(pid: int):
     try:  # no /proc (macOS, the BSDs): ps says who runs it and how
         listed = subprocess.run(["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)], capture_output=True,
                                 text=True, timeout=5)
-        owner, _, command = listed.stdout.strip().partition(" ")
-        return int(owner), command.split()
+        uid, _, command = listed.stdout.strip().partition(" ")
+        return int(uid), command.split()
     except (OSError, ValueError, subprocess.SubprocessError):
         return None, None
 
