@@ -12,6 +12,7 @@ public modules, the only ones a face (memory_search.faces.*, scripts/*, hooks/*,
   render                 hits, records, runs and status as text and JSON
   resources              what a long-running face shares between calls
   hints                  the commands a message tells the user to run
+  processes              starting a process that outlives this one (the warm path's too)
 
 The faces among themselves: memory_search.faces.* is one face package (the command line and its plumbing,
 the warm helper, MCP, HTTP); scripts/*, hooks/* and integrations/* import it or the public modules only.
@@ -19,7 +20,7 @@ the warm helper, MCP, HTTP); scripts/*, hooks/* and integrations/* import it or 
 The parts, in the order they may import one another (a module imports its own part and the parts before
 it, never one after it; parts of one step do not import each other):
 
-  ground      errors, hints, config: what every part may use
+  ground      errors, hints, config, processes: what every part may use
   text        text/: keyword terms, chunks, link syntax; no database, no files
   directory   directory/: the memories directory on disk
   embedding   embedding/: the models
@@ -42,13 +43,13 @@ from pathlib import Path
 from conftest import ROOT
 
 PUBLIC = {"memory_search", *(f"memory_search.{name}" for name in (
-    "api", "knowledge_base", "errors", "config", "params", "render", "resources", "hints"))}
+    "api", "knowledge_base", "errors", "config", "params", "render", "resources", "hints", "processes"))}
 FACES = "memory_search.faces"
 
 # The parts, first to last; a tuple holds parts of one step, which do not import each other.
 ORDER = (("ground",), ("text",), ("directory",), ("embedding",), ("storage",), ("indexing", "search"), ("library",),
          ("faces",))
-GROUND = {"errors", "hints", "config"}
+GROUND = {"errors", "hints", "config", "processes"}
 LIBRARY = {"", "api", "knowledge_base", "params", "render", "resources"}
 # Imports against the order that stay for now, each with its reason.
 AGAINST_THE_ORDER = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -285,6 +286,24 @@ class Database:
         if index:
             return cls(name, None, created, index=index)
         return cls(name, Path(os.path.abspath(os.path.expanduser(directory))), created)
+
+
+DEFAULT_DB = "default"  # MEMORIES_DIR's db, which a server always registers
+
+
+def chosen_db(loaded: Mapping[str, Settings], name: str | None, api: bool = False) -> tuple[str, Settings]:
+    """The loaded db a request's `db` parameter names, as (its name, its settings). Without a name, DEFAULT_DB
+    when it is loaded, else the first loaded one. api: the /api/ routes' way instead, the seed's contract
+    (references/http-api.md): the name is required, and the errors are the seed's words."""
+    if not name:
+        if api:
+            raise UsageError("db is required")
+        name = DEFAULT_DB if DEFAULT_DB in loaded else next(iter(loaded), "")
+    if name not in loaded:
+        if api:
+            raise UsageError(f'"{name}" not exist')
+        raise UsageError(f"unknown db {quoted(name)}: use one of {', '.join(loaded) or 'none'}")
+    return name, loaded[name]
 
 
 def databases_file(path: Path, started: str) -> dict[str, Database]:

@@ -30,7 +30,7 @@ def mask_secrets(text: str, *secrets) -> str:
     return text
 
 
-def first_line(error: Exception, limit: int = 300) -> str:
+def first_line(error: BaseException, limit: int = 300) -> str:
     """An exception's first line, for one-line messages; its type when it says nothing."""
     text = str(error).strip()
     return text.splitlines()[0][:limit] if text else type(error).__name__

@@ -234,21 +234,8 @@ class KnowledgeBase:
         return self.resources.embedders.get(spec, self.settings)
 
     def _locked(self, conn):
-        return _AdvisoryLock(conn, writer.lock_key(self.tables))
-
-
-class _AdvisoryLock:
-    """One writer per knowledge base at a time; other knowledge bases never wait for it."""
-
-    def __init__(self, conn, key: int):
-        self.conn, self.key = conn, key
-
-    def __enter__(self):
-        self.conn.execute("SELECT pg_advisory_lock(%s)", (self.key,))
-
-    def __exit__(self, *exc):
-        if not self.conn.closed and not self.conn.broken:
-            self.conn.execute("SELECT pg_advisory_unlock(%s)", (self.key,))
+        """One writer per knowledge base at a time; other knowledge bases never wait for it."""
+        return writer.writing_lock(conn, self.tables)
 
 
 class KnowledgeBaseLayout(ManagedLayout):

@@ -8,6 +8,7 @@ import math
 import os
 import re
 import stat as stat_module
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -273,7 +274,7 @@ def discover(root: Path, include=(), exclude=()) -> tuple[list[MemoryFile], list
     return found, skipped
 
 
-def out_of_reach(root: Path, skipped: list[Skipped], allow_removal: bool = False):
+def out_of_reach(root: Path, skipped: Iterable[Skipped], allow_removal: bool = False):
     """A function telling, for an absolute path under root of a file not found, the Skipped that keeps it: the
     unreachable folder it lies in or is, else (unless allow_removal) the folder on its way that lists empty now
     (a drive that is not mounted leaves its empty mount point) or is now a link (the path resolves elsewhere).

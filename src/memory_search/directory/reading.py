@@ -113,12 +113,13 @@ def _lines(descriptor: int, start: int, end: int | None, limit: int, path: str) 
         pending += text
         pieces = pending.split("\n")
         pending = pieces.pop()
-        if not block and pending:
+        unterminated = not block and bool(pending)
+        if unterminated:
             pieces.append(pending)  # the last line, without its line break
-            pending = None
+            pending = ""
         for index, piece in enumerate(pieces):
             number += 1
-            line = piece if pending is None and index == len(pieces) - 1 else piece + "\n"
+            line = piece if unterminated and index == len(pieces) - 1 else piece + "\n"
             if number >= start and (end is None or number <= end):
                 size += len(line)
                 if size > limit:

@@ -240,7 +240,8 @@ def _request(script: str, name: str, cwd: str, environ) -> bytes:
     env = {key: environ[key] for key in PER_CALL if key in environ}
     if "COLUMNS" not in env:  # click sizes --help to the terminal, which the helper does not have
         try:
-            env["COLUMNS"] = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)
+            if sys.__stdout__ is not None:  # None: Python started without a standard output
+                env["COLUMNS"] = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)
         except (AttributeError, ValueError, OSError):
             pass
     streams = {}

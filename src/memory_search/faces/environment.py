@@ -256,23 +256,14 @@ def _install(python: str, output, cwd: str) -> None:
 def start_preparing(index: str | None = None, environ=None) -> None:
     """Build the environment (and then index `index`) in a detached process; it writes to the setup log and
     holds no descriptor of this one. A second one while a build runs waits for it and finds it done."""
-    import subprocess
+    from ..processes import detach
 
-    environ = dict(os.environ if environ is None else environ)
     command = [sys.executable, os.path.abspath(__file__), "prepare", *(["--index", index] if index else [])]
     try:
         os.makedirs(os.path.dirname(log_path()), exist_ok=True)
-        log = open(log_path(), "a")
     except OSError:
-        log = subprocess.DEVNULL
-    try:
-        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                         cwd=ROOT, env=environ, close_fds=True)
-    except OSError:
-        pass
-    finally:
-        if log is not subprocess.DEVNULL:
-            log.close()
+        pass  # then the log cannot be opened either, and the build writes nowhere
+    detach(command, log_path(), dict(os.environ if environ is None else environ), cwd=ROOT)
 
 
 def prepare(index: str | None) -> int:

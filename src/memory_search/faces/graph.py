@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import params
-from ..config import Settings
-from ..errors import UsageError, quoted
+from ..config import Settings, chosen_db
+from ..errors import UsageError
 
 PAGE = Path(__file__).resolve().parent.parent / "static" / "graph.html"
 SCRIPT = PAGE.with_name("graph.js")  # the layout and drawing, shared with the knowledge-base page
@@ -22,7 +22,6 @@ SCRIPT = PAGE.with_name("graph.js")  # the layout and drawing, shared with the k
 FILES = {"graph.js": (SCRIPT, "text/javascript; charset=utf-8"),
          "graph-page.js": (PAGE.with_name("graph-page.js"), "text/javascript; charset=utf-8"),
          "graph.css": (PAGE.with_name("graph.css"), "text/css; charset=utf-8")}
-DEFAULT_DB = "default"
 
 
 def graph_routes(databases: Mapping[str, Settings], resources, answer, query_values) -> list:
@@ -34,16 +33,9 @@ def graph_routes(databases: Mapping[str, Settings], resources, answer, query_val
     from starlette.responses import FileResponse, JSONResponse
     from starlette.routing import Route
 
-    def settings_of(request) -> Settings:
-        name = request.query_params.get("db") or (DEFAULT_DB if DEFAULT_DB in databases
-                                                  else next(iter(databases), ""))
-        if name not in databases:
-            raise UsageError(f"unknown db {quoted(name)}: use one of {', '.join(databases) or 'none'}")
-        return databases[name]
-
     async def run(request, function):
         async def work():
-            settings = settings_of(request)
+            _, settings = chosen_db(databases, request.query_params.get("db"))
 
             def call():
                 with resources.open(settings) as memories:

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TextIO, cast
 
 from . import client
 from .helper_processes import STOP_GRACE, answers, end, evict_beyond_cap, own_helper_pid
@@ -54,7 +55,7 @@ def socket_path(environ=None, cwd: str | None = None) -> Path:
 class _Output:
     """A request's output as (stream, bytes) segments in the order written."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.segments: list[list] = []
         self.totals = {"o": 0, "e": 0}
 
@@ -80,8 +81,8 @@ class _Stream(io.TextIOBase):
     def __init__(self, output: _Output, segment: str, errors: str, tty: bool):
         self.output, self.segment, self._errors, self.tty = output, segment, errors, tty
 
-    @property
-    def errors(self) -> str:
+    @property  # io.TextIOBase's errors is read-only at run time; typeshed has it as a plain attribute
+    def errors(self) -> str:  # type: ignore[override]
         return self._errors
 
     def write(self, text: str) -> int:
@@ -114,7 +115,7 @@ class Helper:
         self.busy_lock = threading.Lock()
         self.last_used = time.monotonic()
         self.stopping = threading.Event()
-        self.inode = None  # the socket's, once it listens
+        self.inode: int | None = None  # the socket's, once it listens
 
     def warm_up(self) -> None:
         """Load the model and open a connection for the directory the helper was started for."""
@@ -216,9 +217,13 @@ class Helper:
             columns = int(environ.get("COLUMNS") or 0) or None
         except ValueError:
             columns = None
-        console = Console(stdout=_Stream(output, "o", request["stdout"]["errors"], request["stdout"]["tty"]),
-                              stderr=_Stream(output, "e", request["stderr"]["errors"], request["stderr"]["tty"]),
-                              environ=environ, cwd=request["cwd"], resources=self.resources, columns=columns)
+        # A _Stream does all Console asks of a text stream (write, flush, isatty, encoding, errors); to mypy an
+        # io.TextIOBase is no typing.TextIO.
+        console = Console(stdout=cast(TextIO, _Stream(output, "o", request["stdout"]["errors"],
+                                                      request["stdout"]["tty"])),
+                          stderr=cast(TextIO, _Stream(output, "e", request["stderr"]["errors"],
+                                                      request["stderr"]["tty"])),
+                          environ=environ, cwd=request["cwd"], resources=self.resources, columns=columns)
         name = request["script"]
         try:
             code = run(COMMANDS[name], SCRIPTS[name], args=request["argv"], console=console, exits=False)

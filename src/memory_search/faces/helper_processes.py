@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from ..processes import detach_module
 from . import client
 
 MAX_HELPERS = 3  # per user: starting another stops the least recently used
@@ -23,15 +23,8 @@ MODULE = "memory_search.faces.helper"
 def start_in_background(warm: bool = True, environ=None, replace: bool = False) -> None:
     """Start a helper for this configuration, detached; it gives up at once if one already runs and answers.
     replace: the one that runs did not answer; the new one ends it and takes its place."""
-    environment = dict(os.environ if environ is None else environ)
-    package_parent = str(Path(client.PACKAGE_DIR).parent)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
     flags = [*(["--warm"] if warm else []), *(["--replace"] if replace else [])]
-    try:
-        subprocess.Popen([sys.executable, "-m", MODULE, *flags], env=environment, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        pass
+    detach_module(MODULE, flags, env=environ)
 
 
 def stop(environ=None) -> bool:
@@ -70,7 +63,7 @@ def own_helper_pid(pid_file: Path):
     return pid
 
 
-def _process(pid: int):
+def _process(pid: int) -> tuple[int | None, list[str] | None]:
     """(uid, command-line arguments) of a running process, (None, None) when there is none or it cannot be
     read."""
     try:
@@ -85,8 +78,8 @@ def _process(pid: int):
     try:  # no /proc (macOS, the BSDs): ps says who runs it and how
         listed = subprocess.run(["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)], capture_output=True,
                                 text=True, timeout=5)
-        owner, _, command = listed.stdout.strip().partition(" ")
-        return int(owner), command.split()
+        uid, _, command = listed.stdout.strip().partition(" ")
+        return int(uid), command.split()
     except (OSError, ValueError, subprocess.SubprocessError):
         return None, None
 

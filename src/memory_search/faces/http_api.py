@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from .. import params
 from ..api import semantic_cutoff
-from ..config import Database, Settings, config_dir, databases_file, now
+from ..config import DEFAULT_DB, Database, Settings, chosen_db, config_dir, databases_file, now
 from ..errors import MemorySearchError, ParameterError, UsageError, first_line, mask_secrets, quoted
 from ..resources import Resources
 from .graph import graph_routes
@@ -33,7 +33,6 @@ from .outcomes import outcome
 from .page import page_routes
 from .team import signin_routes
 
-DEFAULT_DB = "default"
 DEFAULT_LIMIT, MAX_LIMIT = 10, params.MAX_TOP
 TARGETS = ("keyword", "semantic")
 WINDOW_HEADER = "X-Memory-Search-Window"  # the dates a query's time words named, with time=1
@@ -134,14 +133,10 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     (behind http_guard.Guard, which checks Host and Origin for every route). refresh: whether the page at /
     may start index runs (page.py)."""
     by_name = {database.name: database for database in databases}
+    loaded_settings = {db.name: db.settings for db in databases if db.settings is not None}
 
     def loaded(name: str | None) -> Database:
-        if not name:
-            raise UsageError("db is required")
-        database = by_name.get(name)
-        if database is None or database.settings is None:
-            raise UsageError(f'"{name}" not exist')
-        return database
+        return by_name[chosen_db(loaded_settings, name, api=True)[0]]
 
     async def answer(work):
         try:
@@ -230,10 +225,8 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
         Route("/api/semantic", searcher("semantic"), methods=["GET"]),  # deprecated: use /api/search?target=
         Route("/api/read", read, methods=["GET"]),
     ]
-    routes += graph_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
-                           answer, query_values)
-    routes += page_routes({db.name: db.settings for db in databases if db.settings is not None}, resources,
-                          answer, query_values, refresh)
+    routes += graph_routes(loaded_settings, resources, answer, query_values)
+    routes += page_routes(loaded_settings, resources, answer, query_values, refresh)
     routes += signin_routes()
     lifespan = None
     served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded

@@ -39,12 +39,19 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from asyncio import TimerHandle
+    from collections.abc import Awaitable, Callable
+
+    from .team import Team
 
 MAX_CONNECTIONS = 200
 DESCRIPTOR_RESERVE = 64  # for database connections, the model, logs and the listening socket itself
@@ -76,6 +83,7 @@ class GuardedH11(H11Protocol):
     and a deadline for each request to arrive whole."""
 
     cap = MAX_CONNECTIONS
+    _request_timer: TimerHandle | None
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -219,7 +227,7 @@ def split_host(value: str) -> tuple[str, int | None]:
 
 def machine_names() -> set[str]:
     """This machine's host name, short and fully qualified (the latter when the resolver answers within 2 s)."""
-    names = set()
+    names: set[str] = set()
     try:
         hostname = socket.gethostname().lower()
     except OSError:
@@ -273,16 +281,16 @@ class Guard:
         if origin is not None and not signing_in and not self.hosts.allows_origin(origin.decode("latin-1")):
             incident("refused requests from another site's page: %s", origin.decode("latin-1")[:80])
             return await _json_error(send, 403, "requests from another site's page are refused")
-        scope[TEAM] = self.team
-        if self.team is None:
+        team = scope[TEAM] = self.team
+        if team is None:
             scope[CREDENTIAL] = "open"
             return await self.app(scope, receive, json_errors(send))
         if path in OPEN or path.startswith(OPEN_PREFIXES):
             return await self.app(scope, receive, json_errors(send))
-        if path in ("/graph", "/graph/") and (person := self._query_person(scope)):
-            cookie = self.team.start(person).encode()
+        if path in ("/graph", "/graph/") and (person := _query_person(team, scope)):
+            cookie = team.start(person).encode()
             return await _answer(send, 303, b"", [(b"location", b"/graph"), (b"set-cookie", cookie)])
-        person = self._person(headers)
+        person = _person(team, headers)
         if person is not None:
             scope[CREDENTIAL] = "person:" + person
             scope[PERSON] = person
@@ -299,16 +307,18 @@ class Guard:
         return await _answer(send, 401, b'{"error": "a bearer token is required: send Authorization: Bearer TOKEN"}',
                              [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")])
 
-    def _person(self, headers: dict) -> str | None:
-        given = headers.get(b"authorization", b"").decode("latin-1")
-        if given[:7].lower() == "bearer ":
-            token = given[7:].strip()
-            return self.team.tokens.who(token) if token else None
-        return self.team.person_of(headers.get(b"cookie", b"").decode("latin-1"))
 
-    def _query_person(self, scope) -> str | None:
-        given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[-1]
-        return self.team.tokens.who(given) if given else None
+def _person(team: Team, headers: dict) -> str | None:
+    given = headers.get(b"authorization", b"").decode("latin-1")
+    if given[:7].lower() == "bearer ":
+        token = given[7:].strip()
+        return team.tokens.who(token) if token else None
+    return team.person_of(headers.get(b"cookie", b"").decode("latin-1"))
+
+
+def _query_person(team: Team, scope) -> str | None:
+    given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[-1]
+    return team.tokens.who(given) if given else None
 
 
 AGAIN_FROM_HERE = (b'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0">'
@@ -325,11 +335,11 @@ async def _json_error(send, status: int, message: str) -> None:
     await _answer(send, status, json.dumps({"error": message}).encode(), [(b"content-type", b"application/json")])
 
 
-def json_errors(send):
+def json_errors(send) -> Callable[[dict], Awaitable[None]]:
     """`send` with every 4xx response that is not JSON turned into {"error": its first line}."""
     held: dict = {}
 
-    async def sending(message):
+    async def sending(message: dict) -> None:
         kind = message["type"]
         if kind == "http.response.start" and 400 <= message["status"] < 500 and not _is_json(message):
             held.update(start=message, body=bytearray())

@@ -69,11 +69,16 @@ def memory_href(relpath: str, db: str | None) -> str:
     return "?" + urlencode({**({"db": db} if db else {}), "open": relpath})
 
 
+class _Markdown(MarkdownIt):
+    def validateLink(self, url: str) -> bool:
+        """Before our renderers see a link: no dangerous scheme reaches them."""
+        return _allowed(url)
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
-    markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    markdown = _Markdown("commonmark", {"html": False, "linkify": False, "typographer": False})
     markdown.enable(["table", "strikethrough"])
-    markdown.validateLink = _allowed  # before our renderers see a link: no dangerous scheme reaches them
     markdown.inline.ruler.before("link", "wikilink", _wikilink)
     markdown.core.ruler.at("inline", _inline_in_time)
     markdown.inline.ruler.before("text", "deadline", _inline_deadline)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import IO
 
 from . import environment
 from .mcp_tools import INSTRUCTIONS, SERVER_NAME, TOOLS, schema
@@ -28,13 +29,13 @@ BUILD_SECONDS = 90  # what a first build takes on two cores, for the "try again"
 
 
 class Relay:
-    def __init__(self, stdin, stdout):
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         self.stdin, self.stdout = stdin, stdout
         self.lines: queue.Queue = queue.Queue()
         self.write_lock = threading.Lock()
         self.opened: dict | None = None  # the client's initialize params
         self.held: list[tuple[float, dict, bytes]] = []  # (when, message, line) of calls waiting for the server
-        self.child: subprocess.Popen | None = None
+        self.child: subprocess.Popen[bytes] | None = None  # the real server, once the environment is ready
         self.started = time.monotonic()
 
     # --- the stand-in ------------------------------------------------------------------------------
@@ -56,7 +57,7 @@ class Relay:
                     return 1
             else:
                 self._expire()
-        return self._pass_through()
+        return self._pass_through(self.child)
 
     def _read(self) -> None:
         for line in self.stdin:
@@ -127,32 +128,31 @@ class Relay:
         except OSError as error:
             self._fail_held(f"cannot start the MCP server ({error.strerror})")
             return False
+        to_child, from_child = _pipes(self.child)
         if self.opened is not None:
-            self._to_child({"jsonrpc": "2.0", "id": "memory-search-relay", "method": "initialize",
-                            "params": self.opened})
-            reply = self.child.stdout.readline()  # the real server's answer, kept to itself
+            _write_message(to_child, {"jsonrpc": "2.0", "id": "memory-search-relay", "method": "initialize",
+                                      "params": self.opened})
+            reply = from_child.readline()  # the real server's answer, kept to itself
             if not reply:
                 self._fail_held("the MCP server stopped while starting: see its messages on stderr")
                 return False
-            self._to_child({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            _write_message(to_child, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         for _, _, line in self.held:
-            self.child.stdin.write(line if line.endswith(b"\n") else line + b"\n")
-        self.child.stdin.flush()
+            to_child.write(line if line.endswith(b"\n") else line + b"\n")
+        to_child.flush()
         self.held = []
         return True
-
-    def _to_child(self, message: dict) -> None:
-        self.child.stdin.write(json.dumps(message).encode() + b"\n")
-        self.child.stdin.flush()
 
     def _fail_held(self, text: str) -> None:
         for _, message, _ in self.held:
             self._send({"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32603, "message": text}})
         self.held = []
 
-    def _pass_through(self) -> int:
+    def _pass_through(self, child: subprocess.Popen[bytes]) -> int:
+        to_child, from_child = _pipes(child)
+
         def replies():
-            for line in self.child.stdout:
+            for line in from_child:
                 self._write(line)
 
         pump = threading.Thread(target=replies, daemon=True)
@@ -162,17 +162,28 @@ class Relay:
                 line = self.lines.get()
                 if line is None:
                     break
-                self.child.stdin.write(line)
-                self.child.stdin.flush()
+                to_child.write(line)
+                to_child.flush()
         except (BrokenPipeError, OSError):
             pass
         try:
-            self.child.stdin.close()
+            to_child.close()
         except OSError:
             pass
-        code = self.child.wait()
+        code = child.wait()
         pump.join(timeout=5)
         return code
+
+
+def _pipes(child: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    """The child's stdin and stdout: Popen opens both when both are asked for as pipes."""
+    assert child.stdin is not None and child.stdout is not None
+    return child.stdin, child.stdout
+
+
+def _write_message(pipe: IO[bytes], message: dict) -> None:
+    pipe.write(json.dumps(message).encode() + b"\n")
+    pipe.flush()
 
 
 def relay() -> int:

@@ -25,13 +25,12 @@ from typing import Mapping
 from urllib.parse import urlsplit
 
 from .. import params
-from ..config import Settings
-from ..errors import IndexMissing, NotFound, UsageError, quoted
+from ..config import Settings, chosen_db
+from ..errors import IndexMissing, NotFound, UsageError
 from .markdown_html import RENDER_LIMIT
 from .team import PERSON
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
-DEFAULT_DB = "default"
 ASSET = re.compile(r"^[a-z][a-z0-9-]*\.(?:js|css|svg)$")
 ASSET_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8", "svg": "image/svg+xml"}
 CSRF_HEADER = "x-memory-search-csrf"
@@ -61,11 +60,7 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
     csrf = secrets.token_urlsafe(32)  # this server's: a page from another site cannot read it
 
     def names_db(request) -> tuple[str, Settings]:
-        name = request.query_params.get("db") or (DEFAULT_DB if DEFAULT_DB in databases
-                                                  else next(iter(databases), ""))
-        if name not in databases:
-            raise UsageError(f"unknown db {quoted(name)}: use one of {', '.join(databases) or 'none'}")
-        return name, databases[name]
+        return chosen_db(databases, request.query_params.get("db"))
 
     def json(body, status: int = 200):
         return JSONResponse(body, status_code=status, headers=HEADERS)

@@ -8,13 +8,13 @@ face asks."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from ..config import Settings
 from ..errors import IndexMissing, MemorySearchError
+from ..processes import detach_module
 
 FIRST_WAIT = 8.0  # seconds a search that found no index waits for the first searchable files
 RESTART_AFTER = 60.0  # seconds before another search may start an indexer for the same directory
@@ -39,27 +39,12 @@ def start(settings: Settings) -> bool:
 
 
 def _detach(directory: Path, log_path: Path, settings: Settings | None = None) -> None:
-    """Run this module on `directory` in a process of its own session, writing to `log_path`; it holds no
-    descriptor of this one. The run takes in the other sources `settings` name (a warm helper's own
-    environment may name others)."""
+    """Run this module on `directory` in a process of its own session, writing to `log_path`. The run takes in
+    the other sources `settings` name (a warm helper's own environment may name others)."""
     environment = dict(os.environ)
     if settings is not None:
         environment["MEMORIES_CLAUDE_CODE"] = os.pathsep.join(map(str, settings.claude_code)) or "0"
-    package_parent = str(Path(__file__).resolve().parent.parent.parent)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
-    try:
-        log = open(log_path, "a", encoding="utf-8")
-    except OSError:
-        log = subprocess.DEVNULL
-    try:
-        subprocess.Popen([sys.executable, "-m", "memory_search.indexing.auto", str(directory)],
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, env=environment,
-                         close_fds=True)
-    except OSError:
-        pass
-    finally:
-        if log is not subprocess.DEVNULL:
-            log.close()
+    detach_module("memory_search.indexing.auto", [str(directory)], str(log_path), environment)
 
 
 def _marker(settings: Settings) -> Path:

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -74,7 +75,7 @@ class Plan:
 
 
 def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root: Path | None = None,
-            skipped: list[Skipped] = (), allow_removal: bool = False) -> Plan:
+            skipped: Sequence[Skipped] = (), allow_removal: bool = False) -> Plan:
     """Sort files into new / changed / unchanged by size and mtime; content hashes settle the rest later.
 
     An indexed file that was not found is deleted only when its folder was listed: one in a folder that
@@ -90,7 +91,10 @@ def compare(found: list[MemoryFile], indexed: dict[str, writer.FileState], root:
         else:
             plan.changed.append(memory_file)
     seen = {memory_file.path for memory_file in found}
-    reach = out_of_reach(root, skipped, allow_removal) if root is not None else (lambda path: None)
+    if root is None:  # nothing to look at: every indexed file not found is deleted
+        plan.deleted.extend(path for path in sorted(indexed) if path not in seen)
+        return plan
+    reach = out_of_reach(root, skipped, allow_removal)
     for path in sorted(indexed):
         if path in seen:
             continue
@@ -175,8 +179,8 @@ class Indexer:
         started = time.monotonic()
         try:
             self._check_root()
-            with connect(self.settings, read_only=False) as conn:
-                self._lock(conn, wait)
+            with connect(self.settings, read_only=False) as conn, \
+                    writer.writing_lock(conn, self.live, lambda: self._waiting(wait)):
                 include, exclude = self.selection(conn)
                 if not rebuild and chunked_by_another_version(read_meta(conn, self.live)):
                     self._say("the index was chunked by an earlier version: building it anew beside the one "
@@ -188,9 +192,10 @@ class Indexer:
                 spec = self._prepare(conn, rebuild)
                 writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
                 # Recorded where readers of the index look: the live index, even while a rebuild fills another.
-                self._run = RunProgress(conn, self.live if read_meta(conn, self.live) else self.tables, self.progress)
+                under_way = self._run = RunProgress(
+                    conn, self.live if read_meta(conn, self.live) else self.tables, self.progress)
                 try:
-                    stats = self._update(conn, spec)
+                    stats = self._update(conn, spec, under_way)
                 except RebuildWouldLose:
                     writer.drop_schema(conn, self.tables)
                     raise
@@ -218,14 +223,11 @@ class Indexer:
         stats.duration_secs = round(time.monotonic() - started, 3)
         return stats
 
-    def _lock(self, conn, wait: bool) -> None:
-        key = writer.lock_key(self.live)
-        if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
-            return
+    def _waiting(self, wait: bool) -> None:
+        """Another indexer holds the index's lock: say that this one waits for it, or give up."""
         if not wait:
             raise IndexBusy(f"another indexer is updating the index of {self.root}: try again when it finishes")
         self._say(f"another indexer is updating the index of {self.root}; waiting for it to finish")
-        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
         meta = read_meta(conn, self.live)
@@ -244,7 +246,7 @@ class Indexer:
         writer.create_schema(conn, self.tables, spec, self.root, self._say)
         return spec
 
-    def _update(self, conn, spec: ModelSpec) -> IndexStats:
+    def _update(self, conn, spec: ModelSpec, under_way: RunProgress) -> IndexStats:
         plan = self.plan(conn)
         self._indexed = plan.indexed
         if self.tables is not self.live:  # a rebuild starts empty: what it cannot reach would be lost at the swap
@@ -271,10 +273,10 @@ class Indexer:
         # phase leaves whole files behind, and the next run carries on where it stopped.
         indexed = plan.indexed
         todo = _newest_first(plan.new + plan.changed)
-        self._run.start(len(todo))
+        under_way.start(len(todo))
         batch: list[pipeline.Prepared] = []
         for memory_file in todo:
-            self._run.reading(memory_file.relpath)
+            under_way.reading(memory_file.relpath)
             item = self._read(conn, memory_file, stats)
             if item is None:
                 self._advance(0)
@@ -291,11 +293,11 @@ class Indexer:
                 batch = []
         if batch:
             self._write(conn, spec, batch, stats)
-        self._run.finish()
+        under_way.finish()
         if writer.count_pending(conn, self.tables):
             embedder = self.embedder or (self.embedders.get(spec, self.settings) if self.embedders is not None
                                          else make_embedder(spec, self.settings))
-            done = pipeline.embed_pending(conn, self.tables, spec, embedder, self._run)
+            done = pipeline.embed_pending(conn, self.tables, spec, embedder, under_way)
             stats.embedded += done.embedded
             stats.cached += done.cached
         return stats

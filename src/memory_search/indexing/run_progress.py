@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TypedDict
 
 from psycopg import sql
 
@@ -15,14 +16,25 @@ KEY = "progress"
 EVERY = 0.5  # seconds between two writes: a run of many small files writes no more often than this
 
 
+class _State(TypedDict):
+    """What the meta table holds of a run, in this order."""
+
+    phase: str  # files | embeddings
+    files: dict[str, int]  # done, total, chunks
+    embeddings: dict[str, int] | None  # done, total; None until the phase starts
+    current: str | None  # the file being read
+    started_at: str
+    updated_at: str
+
+
 class RunProgress:
     """The indexer's progress calls (those of progress.Progress), passed on to `terminal` (a Progress, or None)
     and written to the meta table of `tables` on `conn` (autocommit), at most every EVERY seconds."""
 
     def __init__(self, conn, tables: ManagedTables, terminal=None):
         self.conn, self.tables, self.terminal = conn, tables, terminal
-        self.state = {"phase": "files", "files": {"done": 0, "total": 0, "chunks": 0}, "embeddings": None,
-                      "current": None, "started_at": _now(), "updated_at": _now()}
+        self.state: _State = {"phase": "files", "files": {"done": 0, "total": 0, "chunks": 0}, "embeddings": None,
+                              "current": None, "started_at": _now(), "updated_at": _now()}
         self._written = 0.0
 
     def start(self, total: int, label: str | None = None, unit: str = "files") -> None:
@@ -47,7 +59,9 @@ class RunProgress:
             counts["done"] += files
             counts["chunks"] += chunks
         else:
-            self.state["embeddings"]["done"] += files
+            embeddings = self.state["embeddings"]
+            assert embeddings is not None  # set by start() with the phase
+            embeddings["done"] += files
         self._write()
         if self.terminal:
             self.terminal.advance(files, chunks)

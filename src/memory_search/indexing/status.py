@@ -5,7 +5,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from ..storage.links import counts as link_counts
-from ..storage.schema import ManagedTables, index_parts, no_index, read_meta
+from ..storage.schema import ManagedTables, index_parts, managed_index, read_meta
 from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
 from . import run_progress
 
@@ -16,10 +16,7 @@ def index_status(conn, settings) -> dict:
     from .indexer import Indexer
 
     root = settings.memories_root
-    tables = ManagedTables.of(root)
-    meta = read_meta(conn, tables)
-    if not meta:
-        raise no_index(root)
+    tables, meta = managed_index(conn, root)
     groups = conn.execute(sql.SQL(
         "SELECT coalesce(kind, 'other'), status, count(DISTINCT filename), count(*), "
         "count(*) FILTER (WHERE embedding IS NULL) FROM {} GROUP BY 1, 2 ORDER BY 1, 2").format(
@@ -31,6 +28,7 @@ def index_status(conn, settings) -> dict:
         tables.sql("files"))).fetchone()
     parts = index_parts(conn, tables)
     plan = Indexer(settings).plan(conn) if not settings.remote else None  # the files are on another machine
+    bad, unreachable = (plan.bad, plan.unreachable) if plan else ([], [])
     unreadable = unreadable_files(conn, tables)
     waiting = sum(row[4] for row in groups)
     building = indexer_running(conn, tables)
@@ -60,10 +58,9 @@ def index_status(conn, settings) -> dict:
         "server": server_shortfalls(conn, tables, sum(row[3] for row in groups) - waiting, int(meta["dimension"]),
                                     configured=bool(settings.database_url)),
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
-                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in (plan.bad if plan else [])]
+                      + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in bad]
                       + [{"path": path, "reason": f"{reason}; kept in the index as it was"}
-                         for path, reason in (plan.unreachable if plan else [])
-                         if not any(skipped.relpath == path for skipped in plan.bad)],
+                         for path, reason in unreachable if not any(skipped.relpath == path for skipped in bad)],
     }
 
 

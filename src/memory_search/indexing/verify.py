@@ -20,7 +20,7 @@ from ..directory.files import BadMemory, out_of_reach, read_memory, require_dire
 from ..directory.sources import list_sources
 from ..hints import command
 from ..storage import packing
-from ..storage.schema import ManagedTables, columns_of, no_index, read_meta
+from ..storage.schema import ManagedTables, columns_of, managed_index
 
 SHOWN = 5  # examples named per problem
 
@@ -65,10 +65,7 @@ class Verification:
 def verify(conn, settings: Settings) -> Verification:
     started = time.monotonic()
     root = require_directory(settings.memories_root, settings.missing_memories())
-    tables = ManagedTables.of(root)
-    meta = read_meta(conn, tables)
-    if not meta:
-        raise no_index(root)
+    tables, meta = managed_index(conn, root)
     result = Verification()
     check = _Checker(conn, tables, result, root, settings)
     check.files_on_disk(root, meta)
@@ -87,7 +84,9 @@ class _Checker:
         # (index.py trusts the rows it wrote, and would not notice rows damaged from outside).
         self.reindex = command("index", "--memories", str(root))
         self.rebuild = command("index", "--memories", str(root), "--rebuild")
-        self.t = {name: tables.sql(name) for name in ("files", "chunks", "postings", "terms", "meta")}
+        # What the queries' {names} read: each a table, or (postings of a packed index) a query of its own.
+        self.t: dict[str, sql.Composable] = {name: tables.sql(name)
+                                             for name in ("files", "chunks", "postings", "terms", "meta")}
 
     def problem(self, what: str, repair: str, examples=(), count: int | None = None) -> None:
         examples = [str(example) for example in examples]

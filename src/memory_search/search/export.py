@@ -16,7 +16,7 @@ from typing import Iterator
 from psycopg import sql
 
 from ..errors import MemorySearchError, UsageError, first_line, quoted
-from ..storage.schema import ManagedTables, no_index, read_meta
+from ..storage.schema import managed_index
 from .filters import Filters, sql_conditions
 
 FORMATS = ("jsonl", "json", "csv")
@@ -27,9 +27,7 @@ FETCH = 1000  # rows per round trip of the server-side cursor
 
 def chunks(conn, root: Path, filters: Filters | None = None, with_vectors: bool = False) -> Iterator[dict]:
     """The chunks of the managed index that pass the filters, in path and chunk order, one dict each."""
-    tables = ManagedTables.of(root)
-    if not read_meta(conn, tables):
-        raise no_index(root)
+    tables, _ = managed_index(conn, root)
     clauses, params = sql_conditions(filters or Filters())
     where = sql.SQL(" WHERE ") + sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("")
     vector = sql.SQL(", c.embedding::text") if with_vectors else sql.SQL("")

@@ -22,7 +22,7 @@ from ..directory.records import Record
 from ..directory.sources import OTHER_SOURCE_KINDS
 from ..embedding import vector_literal
 from ..storage import packing
-from ..storage.schema import IndexInfo, check_versions, identifier
+from ..storage.schema import IndexInfo, ManagedTables, check_versions, identifier
 from ..text.tokens import counted_terms, is_japanese
 from .filters import Filters, matches, sql_conditions
 from .retrieval import FUSION_DEPTH, Candidate, KeywordResult
@@ -157,20 +157,24 @@ class ManagedLayout(Layout):
                        "project, recorded_on, recorded_time, frontmatter")
 
     def __init__(self, info: IndexInfo, memories_root: Path, remote: bool = False):
-        check_versions(info.meta, memories_root, chunker=False)
+        # A managed index's: schema.describe sets its tables and meta together (layout_for looks at the tables).
+        assert info.tables is not None and info.meta is not None
+        meta = info.meta
+        check_versions(meta, memories_root, chunker=False)
         super().__init__(info, memories_root, remote)
-        self.tables = info.tables
-        self.packed = packing.in_use(info.meta)  # a term's postings are rows and packed arrays
-        self.chunk_count = int(info.meta.get("chunks") or 0)
+        self.tables: ManagedTables = info.tables
+        self.meta: dict = meta
+        self.packed = packing.in_use(meta)  # a term's postings are rows and packed arrays
+        self.chunk_count = int(meta.get("chunks") or 0)
         self.postings_budget = POSTINGS_BUDGET
-        if info.meta.get("total_terms") is not None:
-            self.average_terms = int(info.meta["total_terms"]) / max(self.chunk_count, 1)
+        if meta.get("total_terms") is not None:
+            self.average_terms = int(meta["total_terms"]) / max(self.chunk_count, 1)
         else:
-            self.average_terms = float(info.meta.get("average_terms") or 0.0)
+            self.average_terms = float(meta.get("average_terms") or 0.0)
 
     @functools.cached_property
     def script_means(self) -> dict[bool, tuple[int, list[float]]]:
-        kept = json.loads(self.info.meta.get("script_means") or "{}")
+        kept = json.loads(self.meta.get("script_means") or "{}")
         return {script == "cjk": (count, mean) for script, (count, mean) in kept.items()}
 
     def semantic(self, conn, vector, filters, limit, exclude=None):
@@ -357,7 +361,8 @@ def within_budget(rarest_first: list[str], frequencies: dict[str, int], budget: 
     """The terms the keyword leg reads and their postings: the rarest first, until their postings add up to
     the budget (the commonest terms, which carry the least weight, are left out of long queries over large
     indexes); the rarest always, however many chunks hold it."""
-    scored, postings = [], 0
+    scored: list[str] = []
+    postings = 0
     for term in rarest_first:
         if scored and postings + frequencies[term] > budget:
             break

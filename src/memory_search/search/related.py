@@ -10,7 +10,7 @@ from psycopg import sql
 
 from ..directory.records import Record, make_record
 from ..storage.links import counts, edges
-from ..storage.schema import ManagedTables, no_index, read_meta
+from ..storage.schema import ManagedTables, managed_index
 from .filters import Filters, matches
 
 
@@ -41,21 +41,20 @@ def related(memories, filename: str, top: int = 10, filters: Filters | None = No
     filters = filters or Filters()
     conn = memories.connection
     tables = ManagedTables.of(memories.root)
-    entries: dict[str, Related] = {}
+    lines: dict[str, list[int]] = {}  # the memories this one links to: the lines of its links
     for edge in edges(conn, tables, source=filename):
         if edge.target_file and edge.target_file != filename:
-            entry = entries.setdefault(edge.target_file, Related(None))
-            entry.links_to = True
-            entry.lines.append(edge.line)
-    for edge in edges(conn, tables, target=filename):
-        if edge.source != filename:
-            entry = entries.setdefault(edge.source, Related(None))
-            entry.linked_from = True
-    known = indexed_records(conn, tables, list(entries))
-    for path, entry in list(entries.items()):
-        entry.record = known.get(path)
-        if entry.record is None or not matches(filters, entry.record):
-            del entries[path]
+            lines.setdefault(edge.target_file, []).append(edge.line)
+    linked_from = dict.fromkeys(edge.source for edge in edges(conn, tables, target=filename)
+                                if edge.source != filename)  # the memories that link to this one, in order
+    linked = list(dict.fromkeys([*lines, *linked_from]))
+    known = indexed_records(conn, tables, linked)
+    entries: dict[str, Related] = {}
+    for path in linked:
+        record = known.get(path)
+        if record is not None and matches(filters, record):
+            entries[path] = Related(record, links_to=path in lines, linked_from=path in linked_from,
+                                    lines=lines.get(path, []))
     for hit in memories.similar(filename, top=top + len(entries), filters=filters):
         entry = entries.get(hit.path)
         if entry is None:
@@ -91,11 +90,10 @@ def indexed_records(conn, tables: ManagedTables, filenames: list[str] | None = N
 
 def graph(conn, root) -> dict:
     """Nodes (one per indexed memory) and edges (resolved links between two of them), with link counts."""
-    tables = ManagedTables.of(root)
-    if not read_meta(conn, tables):
-        raise no_index(root)
+    tables, _ = managed_index(conn, root)
     records = indexed_records(conn, tables)
-    found, degree = [], Counter()
+    found: list[dict] = []
+    degree: Counter[str] = Counter()
     for edge in edges(conn, tables):
         if edge.target_file in records and edge.source in records and edge.target_file != edge.source:
             found.append({"source": records[edge.source].relpath, "target": records[edge.target_file].relpath,

@@ -213,6 +213,15 @@ def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
     return dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(tables.sql("meta"))).fetchall())
 
 
+def managed_index(conn, memories_root: Path) -> tuple[ManagedTables, dict[str, str]]:
+    """The managed index of `memories_root`: its tables and its meta; IndexMissing when it was never built."""
+    tables = ManagedTables.of(memories_root)
+    meta = read_meta(conn, tables)
+    if not meta:
+        raise no_index(memories_root)
+    return tables, meta
+
+
 def check_versions(meta: dict, root: Path, chunker: bool = True) -> None:
     """Refuse an index built by another tokenizer or schema version (and, with `chunker`, chunker version).
     Searches read an index of an earlier chunker as it is: its chunks are whole text with their lines, and

@@ -9,6 +9,8 @@ import hashlib
 import json
 import re
 import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -490,7 +492,9 @@ def drop_kind_graphs(conn, tables: ManagedTables) -> None:
 def _ensure_graph(conn, tables: ManagedTables, spec: ModelSpec, name: str, kind: str | None, starting) -> None:
     """Build one HNSW graph (of the chunks of `kind`, or of all) when it is missing or was left invalid by an
     interrupted build; starting() is called before a build."""
-    stored = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"]).group(0)
+    column_type = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"])
+    assert column_type is not None  # vector(N) or halfvec(N), as create_schema made it
+    stored = column_type.group(0)
     operator = f"{stored}_cosine_ops"
     valid = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
                          (name,)).fetchone()
@@ -518,3 +522,20 @@ def _ensure_graph(conn, tables: ManagedTables, spec: ModelSpec, name: str, kind:
 def lock_key(tables: ManagedTables) -> int:
     """A stable 63-bit advisory lock key for this index."""
     return int.from_bytes(hashlib.sha1(tables.prefix.encode()).digest()[:8], "big") >> 1
+
+
+@contextmanager
+def writing_lock(conn, tables: ManagedTables, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the index's advisory lock for the block: one writer per index at a time, and writers of other
+    indexes never wait for it. When another writer holds it, waiting() (if given) runs first: it says so,
+    or raises to give up rather than wait. The lock goes at the end, or with the connection."""
+    key = lock_key(tables)
+    if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+        if waiting is not None:
+            waiting()
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+    try:
+        yield
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))

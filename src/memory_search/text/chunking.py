@@ -126,7 +126,9 @@ def _groups(lines: list[str], blocks: list[_Block], max_chars: int) -> list[_Gro
         if block.level:
             if current and (block.level <= 2 or size > max_chars // 2):
                 flush()
-            title = _HEADING.match(lines[block.start]).group(2)
+            heading_line = _HEADING.match(lines[block.start])
+            assert heading_line is not None  # a block with a level is a heading line (_blocks)
+            title = heading_line.group(2)
             headings = [(level, text) for level, text in headings if level < block.level]
             headings.append((block.level, title))
         elif current and block.turn and current[-1].turn and size + block_size > window:
@@ -211,7 +213,8 @@ def _size(lines: list[str], block: _Block) -> int:
 def _overlap(lines: list[str], turns: list[_Block], limit: int) -> list[_Block]:
     """The last turns of a window, at most `limit` characters and never all of them: where the next
     window starts."""
-    carry, carried = [], 0
+    carry: list[_Block] = []
+    carried = 0
     for turn in reversed(turns[1:]):
         carried += _size(lines, turn)
         if not turn.turn or carried > limit:
@@ -241,9 +244,9 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if not line.strip():
             i += 1
             continue
-        if _FENCE.match(line):
+        if fenced := _FENCE.match(line):
             end_of_talk()
-            fence = _FENCE.match(line).group(1)
+            fence = fenced.group(1)
             end = i + 1
             while end < len(lines) and not lines[end].lstrip().startswith(fence):
                 end += 1
@@ -261,8 +264,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
         while end + 1 < len(lines) and lines[end + 1].strip() and not _HEADING.match(lines[end + 1]) \
                 and not _FENCE.match(lines[end + 1]):
             end += 1
-        speakers = {j: _speaker(lines[j]) for j in range(i, end + 1)}
-        starts = [j for j, speaker in speakers.items() if speaker]
+        speakers = {j: speaker for j in range(i, end + 1) if (speaker := _speaker(lines[j]))}
+        starts = list(speakers)
         if starts and starts[0] == i:  # a paragraph that opens a turn: split at each turn
             for start, after in zip(starts, starts[1:] + [end + 1]):
                 talk.append((start, after - 1, speakers[start]))
@@ -338,12 +341,14 @@ def _halves(lines: list[str], start: int, end: int, max_chars: int) -> list[tupl
     """The lines start..end (more than a chunk, at most two) as two runs cut where they are closest in size,
     each within max_chars where a cut allows it."""
     sizes = [len(lines[i]) + 1 for i in range(start, end + 1)]
-    total, before, best = sum(sizes), 0, None
+    total, before = sum(sizes), 0
+    best: tuple[int, int] | None = None
     for offset, line_size in enumerate(sizes[:-1]):
         before += line_size
         worst = max(before, total - before)
         if best is None or worst < best[0]:
             best = (worst, start + offset)
+    assert best is not None  # two lines at least (the caller's last two pieces), so one cut
     return [(start, best[1]), (best[1] + 1, end)]
 
 
