@@ -16,7 +16,7 @@ from typing import Mapping
 from .directory.recent import RECENT_KINDS
 from .errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from .search.filters import SCOPES, Filters, parse_where, where_conditions
-from .search.query import MODES, require_query  # noqa: F401 (params.require_query: the faces' check)
+from .search.query import MODES
 
 MAX_TOP = 100
 MAX_DATE_CHARS = 100  # a date's text (2026-11-20, 先週, the day before yesterday) is short; longer is no date

@@ -3,8 +3,6 @@ codes. The click plumbing they share (Console, command, option, run) is console.
 
 from __future__ import annotations
 
-import time
-
 import click
 
 from .. import params
@@ -72,22 +70,14 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     A snippet is a lead: read the file before quoting it."""
     from ..render import hits_json, hits_markdown, window_text
 
-    params.require_query(query)
     values = checked(given, ("top", "mode", "min_score", "time", *params.FILTER_NAMES))
     settings = console.settings(memories, table, daemon=False if no_daemon else None)
-    filters = params.filters(values)
-    started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
-        hits = memories_.search(query, top=values["top"], mode=values["mode"], filters=filters,
+        hits = memories_.search(query, top=values["top"], mode=values["mode"], filters=params.filters(values),
                                 dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
                                 rerank=rerank)
     if hits.window is not None:
         console.err(f"{console.prog}: note: {window_text(hits.window)} (--no-time searches every date)")
-    if settings.search_log is not None:
-        warning = memories_.log_search(query, filters, values["top"], values["mode"], len(hits),
-                                       (time.perf_counter() - started) * 1000)
-        if warning:
-            console.warn(warning)
     console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..directory.records import Record
@@ -14,14 +15,13 @@ from ..text.chunking import reads_as_conversation, turn_spans
 from ..text.tokens import counted_terms, is_japanese, tokenize
 from . import relevance
 from .filters import Filters
-from .query import MODES, require_query
+from .query import MAX_QUERY_CHARS, MODES, check_query, check_query_length  # noqa: F401 (their home before query.py)
 from .snippets import snippet
 
 RRF_K = 60  # reciprocal rank fusion's, for an embedding model relevance.json does not cover
 # Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for
 # deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
 FUSION_DEPTH = 100
-MAX_QUERY_CHARS = 2_000
 # A long query (a pasted page) costs the model more than linearly in its length: the semantic leg reads
 # its leading part, about this many tokens. The keyword leg reads the query's rarest terms, at most
 # layouts.MAX_QUERY_TERMS of them.
@@ -41,24 +41,19 @@ class SearchRequest:
     filters: Filters = field(default_factory=Filters)
     dedupe: bool = True
     min_score: float | None = None  # on the relevance score's scale (relevance.py), the same in every mode
-    rerank: bool | None = False  # None: on when a Voyage key is set (Memories.run decides)
+    rerank: bool | None = False  # None: on when a Voyage key is set (the engine decides)
     snippets: bool = True  # eval needs only the ranking
     time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
     today: dt.date | None = None  # what time words count from; None: the local date
+    # How the face that asks names the query, in the refusal of one it cannot search (the page's "q").
+    query_name: str = field(default="the query", compare=False, repr=False)
+    by_example: bool = False  # a record's meaning is searched for (similar): the request has no query text
 
     def __post_init__(self) -> None:
-        # Where every face's search is accepted, so that a query over the limit costs nothing before its
+        # Where every face's search is accepted, so that a query it cannot search costs nothing before its
         # refusal (no time words read, no connection, no model), and the refusal quotes it as it was sent.
-        check_query_length(self.query)
-
-
-def check_query_length(query) -> None:
-    """UsageError when the query is longer than MAX_QUERY_CHARS, quoting its length as sent. A SearchRequest
-    cannot be made of such a query; a face that spends something on a query before its request (an embedding
-    service of its host) checks it first."""
-    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-        raise UsageError(f"the query is {len(query):,} characters long: keep it to {MAX_QUERY_CHARS:,} "
-                         "(the model reads about 500 tokens)")
+        if not self.by_example:
+            check_query(self.query, self.query_name)
 
 
 def shifted(day: dt.date, days: int) -> dt.date:
@@ -102,14 +97,19 @@ class Hits(list):
     window: Window | None = None
 
 
-def search_in_time(request: SearchRequest, run) -> Hits:
+def search_in_time(request: SearchRequest, run: Callable[[SearchRequest], list[Hit]]) -> Hits:
     """`run(request)`'s hits, the request first restricted to the dates its time words name (undated records
     left out). Where fewer match there than asked for, the best of the days around the window follow them
     (AROUND_WINDOW_DAYS on each side), unless the query was time words alone; where nothing inside matches,
     the hits of the request as it was, from any date, follow those, each scored at most as the hit before it
     (a hit from outside the window the question names answers it no better). `hits.window.inside` says whether
     anything inside matched."""
-    timed = windowed(request)
+    return search_within(request, windowed(request), run)
+
+
+def search_within(request: SearchRequest, timed: tuple[SearchRequest, Window] | None,
+                  run: Callable[[SearchRequest], list[Hit]]) -> Hits:
+    """search_in_time's hits, the request's window already read (`windowed(request)`)."""
     if not timed:
         return Hits(run(request))
     narrowed, window = timed
@@ -248,8 +248,7 @@ class Searcher:
         return request.mode
 
     def search(self, request: SearchRequest, embedding: Background | None = None) -> list[Hit]:
-        """embedding: the query's vector, already being computed (Memories starts the local model early)."""
-        require_query(request.query)
+        """embedding: the query's vector, already being computed (the engine starts the local model early)."""
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = first_keyword = None
