@@ -227,7 +227,7 @@ class Memories:
         if real != self.root / relative:
             if real != real_root and real_root not in real.parents:
                 raise PathOutside(f"{path} leads outside the memories directory {self.root}: give a path inside it")
-            relative = real.relative_to(real_root)
+            return str(self.root / real.relative_to(real_root))
         return str(self.root / relative)
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
@@ -292,7 +292,9 @@ class Memories:
         """The search log summed up: how many searches, how fast, and what found nothing; no database."""
         from .search.log import summarize
 
-        return summarize(self.settings.state_dir / "searches.jsonl")
+        state = self.settings.state_dir
+        assert state is not None, "Settings.from_env gives the search log its folder"
+        return summarize(state / "searches.jsonl")
 
     # --- the index -----------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ codes. The click plumbing they share (Console, command, option, run) is console.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from .. import params
@@ -219,18 +221,19 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     if dry_run:
         with library:
             plan = library.plan(include, exclude, allow_removal)
-        report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
-                  "deleted": [shown_path(path, settings.memories_root) for path in plan.deleted],
-                  "unchanged": len(plan.unchanged),
-                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
-                  "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
+        planned: dict[str, Any] = {
+            "new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
+            "deleted": [shown_path(path, settings.memories_root) for path in plan.deleted],
+            "unchanged": len(plan.unchanged),
+            "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
+            "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
         if as_json:
-            console.out(to_json(report))
+            console.out(to_json(planned))
         else:
             for key in ("new", "changed", "deleted"):
-                for path in report[key]:
+                for path in planned[key]:
                     console.out(f"{key}\t{path}")
-            for item in report["kept"]:
+            for item in planned["kept"]:
                 console.out(f"kept\t{item['path']}")
             console.err(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
                         f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -117,7 +118,7 @@ def query_values(request: Request, names: dict[str, str]) -> dict:
 def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
     """{"error": one line} with the status the error's class calls for; our own unexpected faults say
     nothing of their insides."""
-    while getattr(error, "exceptions", None):  # an exception group: its first failure
+    while isinstance(error, BaseExceptionGroup):  # its first failure
         error = error.exceptions[0]
     status = outcome(error).http
     if isinstance(error, MemorySearchError):
@@ -236,12 +237,12 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
                           answer, query_values, refresh)
     routes += signin_routes()
     lifespan = None
-    served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
+    served = [db.settings for db in databases if db.settings is not None]  # the default db first, when loaded
     if mcp and served:
-        route, lifespan = mcp_route(served[0].settings, resources)
+        route, lifespan = mcp_route(served[0], resources)
         routes.append(route)
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error},
-                     lifespan=lifespan)
+    handlers: dict[Any, Any] = {HTTPException: http_error, Exception: server_error}  # Starlette's own type is narrower
+    return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
 
 
 def mcp_route(settings: Settings, resources: Resources):

@@ -267,7 +267,7 @@ class Searcher:
                 self.warn(f"{waiting} chunk(s) are still being embedded by index.py; until then they are found "
                           "by keywords only")
         hits = self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
-        read = {}  # what the legs read of a long query, for --explain
+        read: dict[str, dict] = {}  # what the legs read of a long query, for --explain
         if vector is not None and len(meaning) < len(request.query):
             read["meaning"] = {"characters": len(meaning), "of": len(request.query)}
         if mode != "semantic" and hits and (len(hits[0].terms) < len(terms) or self.keyword_sampled):
@@ -314,7 +314,7 @@ class Searcher:
             signals = _leg_signals(legs, term_weights)
             mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
             model = calibration.model(mode) if calibration is not None else None
-            if mode == "hybrid" and model is not None and calibration.fusion is not None:
+            if mode == "hybrid" and model is not None and calibration is not None and calibration.fusion is not None:
                 self._complete_signals(signals, legs, vector, request.query, term_weights)
                 asked = language.main_language(request.query)
                 shift = relevance.language_shift(vector, asked, signals, self.layout.script_means)
@@ -346,29 +346,32 @@ class Searcher:
         ended the window, meets it (a blank line between at most), the hit opening or closing on a turn and the
         two reading as one conversation (chunks of other text never share lines). hits: each with the file name
         the index knows it by."""
-        talk = [(hit, filename, spans) for hit, filename in hits if hit.chunk_index is not None
-                and hit.start_line is not None
-                and len(spans := turn_spans(hit.chunk_text, hit.start_line)) > 1]
-        wanted = [(filename, hit.chunk_index + step) for hit, filename, _ in talk for step in (-1, 1)]
+        talk: list[tuple[Hit, str, int, int, int, list[tuple[int, int]]]] = []
+        for hit, filename in hits:
+            if hit.chunk_index is not None and hit.start_line is not None and hit.end_line is not None:
+                spans = turn_spans(hit.chunk_text, hit.start_line)
+                if len(spans) > 1:
+                    talk.append((hit, filename, hit.chunk_index, hit.start_line, hit.end_line, spans))
+        wanted = [(filename, index + step) for _, filename, index, _, _, _ in talk for step in (-1, 1)]
         near = self.layout.neighbours(self.conn, wanted) if wanted else {}
-        for hit, filename, spans in talk if near else ():
-            before = near.get((filename, hit.chunk_index - 1))
-            after = near.get((filename, hit.chunk_index + 1))
+        for hit, filename, index, start, end, spans in talk if near else ():
+            before = near.get((filename, index - 1))
+            after = near.get((filename, index + 1))
             lines = hit.chunk_text.split("\n")
-            if before is not None and _continues(before, hit, spans, hit.chunk_text, after=False):
-                turns = [span for span in turn_spans(before[0], before[1]) if span[1] < hit.start_line]
+            if before is not None and _continues(before, start, end, spans, hit.chunk_text, after=False):
+                turns = [span for span in turn_spans(before[0], before[1]) if span[1] < start]
                 if turns:
                     first = turns[-1][0]
-                    between = before[0].split("\n")[first - before[1]:hit.start_line - before[1]]
-                    lines = between + [""] * (hit.start_line - first - len(between)) + lines
-                    hit.start_line = first
-            if after is not None and _continues(after, hit, spans, "\n".join(lines), after=True):
-                turns = [span for span in turn_spans(after[0], after[1]) if span[0] > hit.end_line]
-                if turns and (after[1] <= hit.end_line or turns[0][0] == after[1]):  # not past a heading
+                    between = before[0].split("\n")[first - before[1]:start - before[1]]
+                    lines = between + [""] * (start - first - len(between)) + lines
+                    hit.start_line = start = first
+            if after is not None and _continues(after, start, end, spans, "\n".join(lines), after=True):
+                turns = [span for span in turn_spans(after[0], after[1]) if span[0] > end]
+                if turns and (after[1] <= end or turns[0][0] == after[1]):  # not past a heading
                     last = turns[0][1]
-                    lines += [""] * (after[1] - hit.end_line - 1)
-                    lines += after[0].split("\n")[max(hit.end_line + 1 - after[1], 0):last + 1 - after[1]]
-                    hit.end_line = last
+                    lines += [""] * (after[1] - end - 1)
+                    lines += after[0].split("\n")[max(end + 1 - after[1], 0):last + 1 - after[1]]
+                    hit.end_line = end = last
             hit.chunk_text = "\n".join(lines)
 
     def _mark_stale(self, hits: list[Hit]) -> None:
@@ -409,7 +412,7 @@ class Searcher:
 
     def _collect(self, fused: list[tuple[int, float]], legs: dict[str, list], request: SearchRequest,
                  term_weights: dict, judge=None) -> list[Hit]:
-        by_id = {}
+        by_id: dict[int, Candidate] = {}
         ranks: dict[int, dict] = {}
         for leg, candidates in legs.items():
             for rank, candidate in enumerate(candidates, 1):
@@ -564,19 +567,19 @@ def _coverages(candidates: list[Candidate]) -> list[float]:
     return coverages
 
 
-def _continues(neighbour: tuple[str, int, int], hit: Hit, spans: list[tuple[int, int]], text: str,
+def _continues(neighbour: tuple[str, int, int], start: int, end: int, spans: list[tuple[int, int]], text: str,
                after: bool) -> bool:
     """Whether the chunk beside a conversation hit, (text, first line, last line), continues the hit's
     conversation on that side: it reaches beyond the hit and shares lines with it, or meets it (a blank line
     between at most) where the hit opens (closes) on a turn and the two, `text` being the hit's, read as one
-    conversation. `spans`: the hit's turns."""
+    conversation. `start`, `end`: the hit's lines; `spans`: its turns."""
     beside, first, last = neighbour
     if after:
-        beyond, shares = hit.end_line < last, first <= hit.end_line
-        meets = spans[-1][1] == hit.end_line and first - hit.end_line <= 2
+        beyond, shares = end < last, first <= end
+        meets = spans[-1][1] == end and first - end <= 2
         joined = text + "\n" + beside
     else:
-        beyond, shares = first < hit.start_line, hit.start_line <= last
-        meets = spans[0][0] == hit.start_line and hit.start_line - last <= 2
+        beyond, shares = first < start, start <= last
+        meets = spans[0][0] == start and start - last <= 2
         joined = beside + "\n" + text
     return beyond and (shares or meets and reads_as_conversation(joined))
