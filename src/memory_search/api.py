@@ -277,8 +277,8 @@ class Memories:
         return write_file(chunks, output_format, to) if isinstance(to, str) else write(chunks, output_format, to)
 
     def _log(self, request: SearchRequest, results: int, milliseconds: float) -> None:
-        """Append a search to the search log when the settings keep one (search/log.py); a warning when it
-        could not be written (the search itself never fails for it)."""
+        """Append a search to the search log when the settings keep one (search/log.py); warn when it could not
+        be written (the search itself never fails for it)."""
         from .search import log
 
         if self.settings.search_log is None:

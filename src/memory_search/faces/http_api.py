@@ -241,7 +241,8 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     if mcp and served:
         route, lifespan = mcp_route(served[0], resources)
         routes.append(route)
-    handlers: dict[Any, Any] = {HTTPException: http_error, Exception: server_error}  # Starlette's own type is narrower
+    # Each handler takes the class it handles; Starlette's type has every one take any Exception.
+    handlers: dict[Any, Any] = {HTTPException: http_error, Exception: server_error}
     return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
 
 

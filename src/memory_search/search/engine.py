@@ -122,13 +122,12 @@ class Engine:
         timed = windowed(request)  # a window that cannot be is refused before anything is spent
         first = timed[0] if timed else request
         early = self._embed_early(first)
-        known: dict[str, IndexInfo] = {}
         pooled = self.ahead and self.reader.pool is not None
-        if pooled:
-            self._embed_first(first, early, known)
+        found = self._embed_first(first, early) if pooled else None  # the index, when embedding needed it
 
         def search() -> Hits:
-            info = known.pop("info", None) or self.find()
+            nonlocal found
+            info, found = found or self.find(), None  # read again after a lost connection
             layout = self.layout = self._layout_of(info)
             embedder = self._embedder_of(info) if (request.mode or "") != "keyword" else None
             reranker = self._reranker() if request.rerank else None
@@ -207,23 +206,24 @@ class Engine:
         embedder = self.embedders.get(spec, self.settings)
         return embedder, Background(embedder.embed_query, leading_part(request.query))
 
-    def _embed_first(self, request: SearchRequest, early: tuple[Embedder, Background] | None,
-                     known: dict[str, IndexInfo]) -> None:
+    def _embed_first(self, request: SearchRequest, early: tuple[Embedder, Background] | None) -> IndexInfo | None:
         """Embed the query before taking one of a shared pool's few connections, so that none is held while a
         model or an API works: a semantic search has nothing to ask the database meanwhile, and a hybrid one on
         a remote model little (its keyword leg takes milliseconds, the API's answer a tenth of a second or
-        more). The shared embedder keeps the vector for the search itself; `known` the index's description."""
+        more). The shared embedder keeps the vector for the search itself. The index's description, when it
+        was read to know the model."""
         from .retrieval import leading_part
 
         if request.mode == "keyword" or (request.mode != "semantic" and early is not None):
-            return  # nothing to embed; or a hybrid search runs its keyword leg while the local model embeds
+            return None  # nothing to embed; or a hybrid search runs its keyword leg while the local model embeds
         if early is not None:
             early[1].result()
-            return
-        info = known["info"] = self.reader.reconnecting(self.find)
+            return None
+        info = self.reader.reconnecting(self.find)
         embedder = self._embedder_of(info)
         self.reader.close()  # back to the pool while the API answers
         embedder.embed_query(leading_part(request.query))
+        return info
 
     def _embed_ahead(self, request: SearchRequest, embedder: Embedder, local: bool) -> None:
         """_embed_first for a request after the first of a search (the days around a window, any date), the
