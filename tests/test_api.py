@@ -124,6 +124,21 @@ def test_a_query_over_the_limit_is_refused_before_anything_reads_it(env, tmp_pat
     assert memories._reader.held is None
 
 
+def test_a_query_no_search_can_take_is_refused_once_for_every_face_in_its_words(env, tmp_path):
+    """The request checks its query (blank, a NUL, over the limit) before anything is opened, naming it as the
+    face that asked does (the page's "q")."""
+    from memory_search.errors import UsageError
+
+    memories = memory_search.open(memories_dir=str(tmp_path / "none"))
+    for query, name, message in (("", "the query", "^the query is empty: give a few words to search for$"),
+                                 ("  ", "q", "^q is empty: give a few words to search for$"),
+                                 ("tea\x00", "q", "^q holds a NUL character: remove it$"),
+                                 ("tea " * 600, "q", "^the query is 2,400 characters long")):
+        with pytest.raises(UsageError, match=message):
+            memories.search(query, query_name=name)
+    assert memories._reader.held is None
+
+
 def test_time_words_that_start_after_they_end_are_refused_before_the_search(env, tmp_path):
     import datetime
 
