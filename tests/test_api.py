@@ -89,11 +89,11 @@ def test_similar_refuses_a_path_outside_the_directory_or_not_indexed(env, notes,
 
 def test_connection_opens_on_first_use_and_closes_with_the_block(env, notes):
     memories = memory_search.open(memories_dir=str(notes.root))
-    assert memories._connection is None  # nothing opened by open()
+    assert memories._reader.held is None  # nothing opened by open()
     with memories:
         memories.index()
         memories.search("tea")
-        connection = memories._connection
+        connection = memories._reader.held
         assert connection is not None and not connection.closed
     assert connection.closed
 
@@ -121,7 +121,22 @@ def test_a_query_over_the_limit_is_refused_before_anything_reads_it(env, tmp_pat
     memories = memory_search.open(memories_dir=str(tmp_path / "none"))
     with pytest.raises(UsageError, match=f"^the query is {len(query):,} characters long: keep it to 2,000"):
         memories.search(query)
-    assert memories._connection is None
+    assert memories._reader.held is None
+
+
+def test_a_query_no_search_can_take_is_refused_once_for_every_face_in_its_words(env, tmp_path):
+    """The request checks its query (blank, a NUL, over the limit) before anything is opened, naming it as the
+    face that asked does (the page's "q")."""
+    from memory_search.errors import UsageError
+
+    memories = memory_search.open(memories_dir=str(tmp_path / "none"))
+    for query, name, message in (("", "the query", "^the query is empty: give a few words to search for$"),
+                                 ("  ", "q", "^q is empty: give a few words to search for$"),
+                                 ("tea\x00", "q", "^q holds a NUL character: remove it$"),
+                                 ("tea " * 600, "q", "^the query is 2,400 characters long")):
+        with pytest.raises(UsageError, match=message):
+            memories.search(query, query_name=name)
+    assert memories._reader.held is None
 
 
 def test_time_words_that_start_after_they_end_are_refused_before_the_search(env, tmp_path):
@@ -132,7 +147,7 @@ def test_time_words_that_start_after_they_end_are_refused_before_the_search(env,
     memories = memory_search.open(memories_dir=str(tmp_path / "none"))
     with pytest.raises(UsageError, match=r"'since 2030' name 2030-01-01\.\.2026-12-01, which starts after it ends"):
         memories.search("tea since 2030", today=datetime.date(2026, 12, 1))
-    assert memories._connection is None
+    assert memories._reader.held is None
 
 
 @pytest.mark.slow  # eighty files: past the fusion depth of a short list is the point

@@ -60,3 +60,43 @@ def test_an_unwritable_log_warns_and_the_search_still_answers(env, memories, tmp
 def test_no_log_yet_says_how_to_turn_it_on(env, tmp_path):
     text = run_script("stats", "--searches", env={**env, "XDG_STATE_HOME": str(tmp_path)}, check=True).stdout
     assert "set MEMORIES_SEARCH_LOG=1" in text
+
+
+def test_mcp_and_http_searches_are_logged_as_the_scripts_are(env, memories, tmp_path):
+    """The library logs every face's search the same way: one line per search, with the query as asked (an HTTP
+    search runs its two branches, each a search with its mode); warming up logs nothing."""
+    from starlette.testclient import TestClient
+
+    from memory_search.config import Settings
+    from memory_search.faces.http_api import Database, create_app
+    from memory_search.faces.mcp_server import Tools
+    from memory_search.resources import Resources
+
+    memories.write("wiki/tea.md", "# Green tea\n\nBrew green tea at seventy degrees for two minutes.", title="Tea")
+    index(env, memories)
+    state = tmp_path / "state"
+    settings = Settings.from_env({**env, "XDG_STATE_HOME": str(state), "MEMORIES_SEARCH_LOG": "1"}).with_overrides(
+        memories_dir=memories.root)
+    log = state / "memory-search" / "searches.jsonl"
+    resources = Resources()
+    try:
+        with resources.open(settings) as library:
+            library.warm_up()
+        assert not log.exists()
+
+        tools = Tools(settings, resources)
+        assert tools.search("green tea temperature", top=3, scope="wiki")
+        assert tools.knowledge_search("green tea", limit=2) and tools.similar(str(memories.root / "wiki/tea.md")) == []
+        app = create_app([Database("default", memories.root, "2026-12-01T00:00:00Z", settings)], resources)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            assert client.get("/api/search", params={"db": "default", "q": "brew", "target": "keyword"}).json()
+            assert client.get("/api/search", params={"db": "default", "q": ""}).status_code == 400
+    finally:
+        resources.close()
+
+    entries = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(entry["query"], entry["top"], entry["mode"], entry["results"], entry["filters"]) for entry in entries] == [
+        ("green tea temperature", 3, None, 1, {"scope": "wiki"}), ("green tea", 2, None, 1, {}),
+        ("brew", 10, "keyword", 1, {})]
+    assert all(entry["ms"] > 0 and entry["timestamp"].endswith("+00:00") for entry in entries)
+    assert oct(log.stat().st_mode & 0o777) == "0o600"

@@ -586,8 +586,15 @@ def test_the_rules_a_query_could_need_read_what_every_rule_reads(query, today):
 @_seeded
 def test_a_search_reads_a_window_that_starts_by_its_end_or_refuses_it(query, today):
     from memory_search.errors import UsageError
+    from memory_search.search.query import require_query
     from memory_search.search.retrieval import SearchRequest, windowed
 
+    try:
+        require_query(query[:2_000])
+    except UsageError:  # blank, or text no search can take: no request is made of it
+        with pytest.raises(UsageError):
+            SearchRequest(query=query[:2_000], today=today)
+        return
     request = SearchRequest(query=query[:2_000], today=today)
     found = find_time(request.query, today)
     backwards = found is not None and None not in (found.since, found.until) and found.since > found.until

@@ -12,13 +12,20 @@ is seen). Long-running processes open each call's Memories over shared Resources
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .directory.files import relative_path, require_directory
-from .errors import MemoryNotFound, MemorySearchError, PathOutside, UsageError
+from .errors import MemoryNotFound, PathOutside, UsageError
 from .search.filters import Filters
+
+if TYPE_CHECKING:
+    from .search.layouts import Layout
+    from .search.retrieval import Hits, SearchRequest
 
 
 def open(settings: Settings | None = None, /, warn=None, resources=None, **overrides) -> "Memories":  # noqa: A001
@@ -84,14 +91,18 @@ def served(settings: Settings, prefix: str) -> Settings:
 class Memories:
     """Search, read, list, export, verify and index one memories directory."""
 
-    def __init__(self, settings: Settings, warn=None, resources=None):
+    def __init__(self, settings: Settings, warn: Callable[[str], None] | None = None, resources: Any = None):
+        """resources: a resources.Resources shared with other calls (servers); None: this object's own."""
         from .embedding import Embedders
+        from .search.engine import Engine, Reader
 
         self.settings = settings
-        self.warn = warn or (lambda message: None)
+        self.warn: Callable[[str], None] = warn or (lambda message: None)
         self.resources = resources
         self.embedders = resources.embedders if resources is not None else Embedders()
-        self._connection = None
+        self._reader = Reader(settings, resources.connections if resources is not None else None,
+                              self._require_directory)
+        self._engine = Engine(settings, self._reader, self.embedders, self.warn)
 
     @property
     def root(self) -> Path:
@@ -101,79 +112,51 @@ class Memories:
 
     def search(self, query: str, *, top: int = 10, filters: Filters | None = None, mode: str | None = None,
                dedupe: bool = True, min_score: float | None = None, rerank: bool | None = None, time: bool = True,
-               today=None) -> list:
+               today: dt.date | None = None, query_name: str = "the query") -> Hits:
         """The best chunk of each matching record, best first (retrieval.Hits, a list of retrieval.Hit).
 
-        time: read time words in the query as a date window (see run); today: the date they count from."""
+        time: read time words in the query as a date window (see run); today: the date they count from.
+        query_name: how the face names the query, in the UsageError refusing one it cannot search."""
         from .search.retrieval import SearchRequest
 
         return self.run(SearchRequest(query=query, top=top, mode=mode, filters=filters or Filters(), dedupe=dedupe,
-                                      min_score=min_score, rerank=self._rerank(rerank), time=time, today=today))
+                                      min_score=min_score, rerank=rerank, time=time, today=today,
+                                      query_name=query_name))
 
-    def run(self, request):
+    def run(self, request: SearchRequest) -> Hits:
         """Run a retrieval.SearchRequest: its hits (retrieval.Hits), best first.
 
         Time words in the query ("先週", "yesterday") restrict it to their dates, undated records left out;
         when nothing dated there matches, the hits are those of the query as it was, from any date, and
         `hits.window.inside` is False. With auto-indexing on (Settings.auto_index), a missing index is built
-        and one behind the newest records caught up, in the background (indexing/auto.py)."""
-        from dataclasses import replace
+        and one behind the newest records caught up, in the background (indexing/auto.py). With the search log
+        on (Settings.search_log), the search is logged (search/log.py)."""
+        import time
 
         from .indexing.auto import searching
-        from .search.retrieval import search_in_time
 
-        if request.rerank is None:
-            request = replace(request, rerank=self._rerank(None))
-        return searching(self.settings, lambda: search_in_time(request, self._run), self.warn, self.status,
-                         self.behind)
+        started = time.perf_counter()
+        engine = self._engine
+        hits = searching(self.settings, lambda: engine.search(request), self.warn, self.status,
+                         lambda: self._behind(engine.layout))
+        self._log(request, len(hits), (time.perf_counter() - started) * 1000)
+        return hits
 
     def warm_up(self) -> None:
         """Load the model and open a connection now, so that the first real search is as fast as the next ones:
-        what a long-running process does when it starts. Changes nothing and starts no index run."""
-        from .search.retrieval import SearchRequest, search_in_time
+        what a long-running process does when it starts. Changes nothing, starts no index run, logs nothing."""
+        from .search.retrieval import SearchRequest
 
-        search_in_time(SearchRequest(query="warm up", top=1, rerank=self._rerank(None)), self._run)
-
-    def _run(self, request) -> list:
-        early = self._embed_early(request)
-        if self.resources is not None:
-            self._embed_first(request, early)
-
-        def search():
-            searcher = self._searcher(request.mode, request.rerank)
-            known = early if early is not None and early[0] is searcher.embedder else None  # else another model
-            return searcher.search(request, known[1] if known else None)
-
-        return self._reconnecting(search)
-
-    def _reconnecting(self, read):
-        """read(), again on a new connection when the one it used broke (the database restarted since it was
-        opened, or during the call): a read changes nothing, so it is safe to repeat once."""
-        try:
-            return read()
-        except Exception as error:
-            if not self._lost(error):
-                raise
-            if self.resources is not None:
-                self.resources.connections.lost(self._connection)
-            else:
-                self._connection.close()
-            self._connection = None
-        return read()
-
-    def _lost(self, error: Exception) -> bool:
-        """Whether the error is the connection's end: the server shut down, crashed or went away."""
-        from .storage.database import connection_lost
-
-        return self._connection is not None and connection_lost(self._connection, error)
+        self._engine.search(SearchRequest(query="warm up", top=1, rerank=None))
 
     def similar(self, path: str, *, top: int = 10, filters: Filters | None = None,
                 min_score: float | None = None) -> list:
         """The records nearest in meaning to the memory at `path` (absolute, or relative to the directory)."""
         from .search.retrieval import SearchRequest
 
-        request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score)
-        return self._reconnecting(lambda: self._searcher("semantic", False).similar(self.filename(path), request))
+        request = SearchRequest(query="", top=top, mode="semantic", filters=filters or Filters(), min_score=min_score,
+                                by_example=True)
+        return self._engine.similar(self.filename(path), request)
 
     def related(self, path: str, *, top: int = 10, filters: Filters | None = None) -> list:
         """What the memory at `path` links to, what links to it, and what is nearest in meaning
@@ -244,7 +227,7 @@ class Memories:
         if real != self.root / relative:
             if real != real_root and real_root not in real.parents:
                 raise PathOutside(f"{path} leads outside the memories directory {self.root}: give a path inside it")
-            relative = real.relative_to(real_root)
+            return str(self.root / real.relative_to(real_root))
         return str(self.root / relative)
 
     def recent(self, kind: str = "session", top: int = 10, project: str | None = None,
@@ -293,22 +276,25 @@ class Memories:
         chunks = self.export(filters, with_vectors)
         return write_file(chunks, output_format, to) if isinstance(to, str) else write(chunks, output_format, to)
 
-    def log_search(self, query: str, filters: Filters, top: int, mode: str | None, results: int,
-                   milliseconds: float) -> str | None:
-        """Append a search to the search log when the settings keep one (search/log.py); a warning when it
-        could not be written (the search itself never fails for it)."""
+    def _log(self, request: SearchRequest, results: int, milliseconds: float) -> None:
+        """Append a search to the search log when the settings keep one (search/log.py); warn when it could not
+        be written (the search itself never fails for it)."""
         from .search import log
 
         if self.settings.search_log is None:
-            return None
-        item = log.entry(query, filters, top, results, milliseconds, mode)
-        return log.append(self.settings.search_log, self.root, item)
+            return
+        item = log.entry(request.query, request.filters, request.top, results, milliseconds, request.mode)
+        warning = log.append(self.settings.search_log, self.root, item)
+        if warning:
+            self.warn(warning)
 
     def search_summary(self) -> dict:
         """The search log summed up: how many searches, how fast, and what found nothing; no database."""
         from .search.log import summarize
 
-        return summarize(self.settings.state_dir / "searches.jsonl")
+        state = self.settings.state_dir
+        assert state is not None, "Settings.from_env gives the search log its folder"
+        return summarize(state / "searches.jsonl")
 
     # --- the index -----------------------------------------------------------------------------
 
@@ -316,7 +302,7 @@ class Memories:
         """What the index holds and how far it is behind the directory: what stats.py prints."""
         from .indexing.status import index_status
 
-        return self._reconnecting(lambda: index_status(self.connection, self.settings))
+        return self._reader.reconnecting(lambda: index_status(self.connection, self.settings))
 
     def progress(self) -> dict:
         """Whether an indexer is at work on the index now and how far it got, and when the last run ended:
@@ -336,6 +322,10 @@ class Memories:
     def behind(self) -> bool:
         """Whether the index lacks or holds an older version of one of the newest dated records (a cheap look at
         the newest date folders of each kind, not the whole directory: what a missed index run leaves behind)."""
+        return self._behind(None)
+
+    def _behind(self, layout: Layout | None) -> bool:
+        """behind(), read with `layout` when a search just found the index (None: find it now)."""
         from .directory.recent import newest_files
         from .search.layouts import layout_for
         from .storage.schema import find_index
@@ -343,8 +333,9 @@ class Memories:
         newest = newest_files(self.root) if not self.settings.remote else {}
         if not newest:
             return False
-        info = find_index(self.connection, self.root, self.settings.table)
-        indexed = layout_for(info, self.root).indexed_state(self.connection, list(newest))
+        if layout is None:
+            layout = layout_for(find_index(self.connection, self.root, self.settings.table), self.root)
+        indexed = layout.indexed_state(self.connection, list(newest))
         return indexed is not None and any(indexed.get(path) != state for path, state in newest.items())
 
     def plan(self, include=None, exclude=None, allow_removal: bool = False):
@@ -392,93 +383,21 @@ class Memories:
     # --- resources -----------------------------------------------------------------------------
 
     @property
-    def connection(self):
+    def connection(self) -> Any:
         """A read-only connection, opened (or taken from the shared pool) on first use and again when it broke."""
-        from .storage.database import connect
-
-        if not self.settings.remote:
-            require_directory(self.root, self.settings.missing_memories())
-        if self._connection is not None and (self._connection.closed or self._connection.broken):
-            self.close()
-        if self._connection is None:
-            if self.resources is not None:
-                self._connection = self.resources.connections.take(self.settings)
-            else:
-                self._connection = connect(self.settings, read_only=True)
-        return self._connection
+        return self._reader.connection
 
     def close(self) -> None:
         """Close the connection, or give it back to the shared pool."""
-        if self._connection is not None:
-            if self.resources is not None:
-                self.resources.connections.give(self._connection)
-            else:
-                self._connection.close()
-            self._connection = None
+        self._reader.close()
+
+    def _require_directory(self) -> None:
+        """MemoriesMissing (or the like) before the database is read for a directory that is not there."""
+        if not self.settings.remote:
+            require_directory(self.root, self.settings.missing_memories())
 
     def __enter__(self) -> "Memories":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    def _rerank(self, asked: bool | None) -> bool:
-        return bool(self.settings.voyage_api_key) if asked is None else asked
-
-    def _embed_early(self, request):
-        """(embedder, Background) embedding the query with a local model while the database is reached, or
-        None. Loading the model and embedding run in C without the interpreter's lock, so a cold start
-        overlaps them with the database driver's import; the index decides afterwards whether the vector is used."""
-        from .embedding import choose_spec, provider
-        from .search.retrieval import Background, leading_part
-
-        query = request.query  # no longer than the limit: a SearchRequest cannot be
-        if not isinstance(query, str) or not query.strip():
-            return None
-        if request.mode == "keyword":
-            return None
-        try:
-            spec = choose_spec(self.settings)
-        except MemorySearchError:
-            return None  # reported by the search itself
-        if not provider(spec.provider).runs_locally:
-            return None  # a remote model is asked only once the index is known to want it
-        embedder = self.embedders.get(spec, self.settings)
-        return embedder, Background(embedder.embed_query, leading_part(query))
-
-    def _embed_first(self, request, early) -> None:
-        """Embed the query before taking one of a shared pool's few connections, so that none is held while a
-        model or an API works: a semantic search has nothing to ask the database meanwhile, and a hybrid one on
-        a remote model little (its keyword leg takes milliseconds, the API's answer a tenth of a second or
-        more). The shared embedder keeps the vector for the search itself."""
-        from .embedding import choose_spec
-        from .search.retrieval import leading_part
-        from .storage.schema import find_index
-
-        if request.mode == "keyword" or (request.mode != "semantic" and early is not None):
-            return  # nothing to embed; or a hybrid search runs its keyword leg while the local model embeds
-        if not isinstance(request.query, str) or not request.query.strip():
-            return  # the search says why
-        if early is not None:
-            early[1].result()
-            return
-        info = self._reconnecting(lambda: find_index(self.connection, self.root, self.settings.table))
-        spec = choose_spec(self.settings, info.spec, info.dimension)
-        self.close()  # back to the pool while the API answers
-        self.embedders.get(spec, self.settings).embed_query(leading_part(request.query))
-
-    def _searcher(self, mode: str | None, rerank: bool):
-        from .embedding import choose_spec, reranker
-        from .search.layouts import layout_for
-        from .search.retrieval import Searcher
-        from .storage.schema import find_index
-
-        conn = self.connection
-        info = find_index(conn, self.root, self.settings.table)
-        embedder = None
-        if (mode or "") != "keyword":
-            embedder = self.embedders.get(choose_spec(self.settings, info.spec, info.dimension), self.settings)
-        # A shared pool's connections are few: one goes back while the search waits for the reranker's API.
-        return Searcher(conn, layout_for(info, self.root, self.settings.remote), embedder,
-                        reranker(self.settings) if rerank else None, self.warn,
-                        self.close if self.resources is not None else lambda: None)

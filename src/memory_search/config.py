@@ -31,7 +31,7 @@ Environment:
   MEMORIES_NO_DAEMON=1          never use the warm helper process
   MEMORIES_HELPER_IDLE          seconds before an idle helper exits (900)
   MEMORIES_DEBUG=1              show a traceback on unexpected errors
-  MEMORIES_SEARCH_LOG=1         log each search.py query (off by default) to
+  MEMORIES_SEARCH_LOG=1         log every search (off by default) to
                                 $XDG_STATE_HOME/memory-search/searches.jsonl
   MEMORIES_AUTO_INDEX=1         a search whose index is missing or behind
                                 starts index.py in the background (the plugin
@@ -102,7 +102,8 @@ ENVIRONMENT = (
              "warm helper process (for search.py the same as `--no-daemon`); every call loads what it needs "
              "itself."),
     Variable("MEMORIES_SEARCH_LOG", "unset",
-             "Any value but `0`/`false`/`no`/`off`: search.py appends each query (query, filters, mode, top, "
+             "Any value but `0`/`false`/`no`/`off`: every search, whichever face asks (search.py, the MCP tools "
+             "`search` and `knowledge_search`, the HTTP API, the page), appends its query (query, filters, mode, top, "
              "result count, milliseconds, UTC timestamp) as one JSON line to "
              "`$XDG_STATE_HOME/memory-search/searches.jsonl` (mode 600). Off by default because queries can be "
              "private; never written into the memories directory; a log that cannot be written gives a warning, "
@@ -155,7 +156,7 @@ class Settings:
     voyage_base_url: str | None
     data_dir: Path
     daemon: bool = True
-    search_log: Path | None = None  # where search.py appends its queries; None: not logged
+    search_log: Path | None = None  # where every face's searches are logged; None: not logged
     state_dir: Path | None = None  # $XDG_STATE_HOME/memory-search
     memories_dir_given: bool = True  # False: MEMORIES_DIR unset or empty, the default is in use
     setup_hint: str | None = None  # how to set the memories folder where these settings come from (a plugin's)

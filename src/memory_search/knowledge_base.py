@@ -21,9 +21,11 @@ from .embedding import Embedder, ModelSpec, choose_spec, is_known
 from .errors import IndexMismatch, IndexMissing, UsageError, quoted
 from .indexing import pipeline
 from .resources import Resources
+from .search.engine import Engine, Reader
 from .search.filters import Filters, where_conditions
 from .search.layouts import ManagedLayout
-from .search.retrieval import Hit, Searcher, SearchRequest, check_query_length, search_in_time
+from .search.query import check_query_length
+from .search.retrieval import Hit, SearchRequest
 from .storage import schema, writer
 from .storage.database import connect
 
@@ -182,15 +184,14 @@ class KnowledgeBase:
                           where=where_conditions(where, "filters") if where else ())
         request = SearchRequest(query=query, top=top, mode=mode, filters=filters, dedupe=one_per_document,
                                 min_score=min_score, time=time)
-
-        def search(conn):
-            self._require(conn)
-            info = schema.find_index(conn, Path("/"), self.tables.prefix)
-            embedder = self._embedder(self._spec(info.spec)) if (mode or "hybrid") != "keyword" else None
-            searcher = Searcher(conn, KnowledgeBaseLayout(info, Path("/")), embedder)
-            return search_in_time(request, searcher.search)
-
-        return self.resources.connections.reading(self.settings, search)
+        reader = Reader(self.settings, self.resources.connections)
+        engine = Engine(self.settings, reader, self.resources.embedders, find=self._find,
+                        layout=lambda info: KnowledgeBaseLayout(info, Path("/")),
+                        model=lambda info: self._embedder(self._spec(info.spec)), ahead=False)
+        try:
+            return engine.search(request)
+        finally:
+            reader.close()
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -206,6 +207,11 @@ class KnowledgeBase:
         if not document.text.strip():
             raise BadMemory(f"{document.file_name}: empty")
         return Memory(make_record(document.document_id, document.file_name, {}), document.text, 1)
+
+    def _find(self, conn) -> schema.IndexInfo:
+        """The description of the knowledge base's index, or IndexMissing naming it."""
+        self._require(conn)
+        return schema.find_index(conn, Path("/"), self.tables.prefix)
 
     def _recorded(self, conn) -> ModelSpec | None:
         meta = schema.read_meta(conn, self.tables)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from .directory.recent import RECENT_KINDS
 from .errors import PARAMETER as P, ParameterError, UsageError, quoted, require_text
 from .search.filters import SCOPES, Filters, parse_where, where_conditions
-from .search.query import MODES, require_query  # noqa: F401 (params.require_query: the faces' check)
+from .search.query import MODES
 
 MAX_TOP = 100
 MAX_DATE_CHARS = 100  # a date's text (2026-11-20, 先週, the day before yesterday) is short; longer is no date
@@ -229,7 +229,7 @@ def check(values: Mapping[str, object], names=None) -> dict:
     unknown = [name for name in values if name not in names]
     if unknown:
         raise UsageError(f"unknown parameter {quoted(unknown[0])}: use {', '.join(names)}")
-    checked = {}
+    checked: dict[str, Any] = {}
     for name in names:
         parameter = PARAMETERS[name]
         raw = values.get(name)
@@ -262,9 +262,8 @@ def knowledge_filters(workspace: str | None, metadata: Mapping[str, object]) -> 
 
 def filters(values: Mapping[str, object], **defaults) -> Filters:
     """Filters from checked values (check()); `defaults` replace the parameters' own defaults."""
-    given = {name: values.get(name) for name in FILTER_NAMES}
-    given = {name: (defaults.get(name, PARAMETERS[name].default) if value is None else value)
-             for name, value in given.items()}
+    given: dict[str, Any] = {name: (defaults.get(name, PARAMETERS[name].default) if value is None else value)
+                             for name, value in ((name, values.get(name)) for name in FILTER_NAMES)}
     return Filters(scope=given["scope"] or "all", include_superseded=bool(given["include_superseded"]),
                    project=given["project"], tags=tuple(given["tags"] or ()), since=given["since"],
                    until=given["until"], where=tuple(given["where"] or ()))

@@ -283,7 +283,7 @@ def search_summary_text(summary: dict) -> str:
     skipped = f"; {summary['skipped']} unreadable line(s) skipped" if summary.get("skipped") else ""
     if not summary["searches"]:
         return (f"no searches logged in {summary['log']} "
-                "(set MEMORIES_SEARCH_LOG=1 to log search.py queries)" + skipped)
+                "(set MEMORIES_SEARCH_LOG=1 to log searches)" + skipped)
     lines = [f"{summary['searches']} searches logged in {summary['log']}{skipped}",
              f"  time p50 {summary['p50_ms']:.0f} ms, p95 {summary['p95_ms']:.0f} ms"]
     if summary["no_results"]:

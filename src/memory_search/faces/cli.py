@@ -3,7 +3,7 @@ codes. The click plumbing they share (Console, command, option, run) is console.
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
 import click
 
@@ -72,22 +72,14 @@ def search_command(console: Console, query, output, no_dedupe, explain, rerank, 
     A snippet is a lead: read the file before quoting it."""
     from ..render import hits_json, hits_markdown, window_text
 
-    params.require_query(query)
     values = checked(given, ("top", "mode", "min_score", "time", *params.FILTER_NAMES))
     settings = console.settings(memories, table, daemon=False if no_daemon else None)
-    filters = params.filters(values)
-    started = time.perf_counter()
     with console.open(settings, warn=console.warn) as memories_:
-        hits = memories_.search(query, top=values["top"], mode=values["mode"], filters=filters,
+        hits = memories_.search(query, top=values["top"], mode=values["mode"], filters=params.filters(values),
                                 dedupe=not no_dedupe, min_score=values["min_score"], time=values["time"],
                                 rerank=rerank)
     if hits.window is not None:
         console.err(f"{console.prog}: note: {window_text(hits.window)} (--no-time searches every date)")
-    if settings.search_log is not None:
-        warning = memories_.log_search(query, filters, values["top"], values["mode"], len(hits),
-                                       (time.perf_counter() - started) * 1000)
-        if warning:
-            console.warn(warning)
     console.out(hits_json(hits, explain) if output == "json" else hits_markdown(hits, explain))
 
 
@@ -229,18 +221,19 @@ def index_command(console: Console, rebuild, include, exclude, reset_selection, 
     if dry_run:
         with library:
             plan = library.plan(include, exclude, allow_removal)
-        report = {"new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
-                  "deleted": [shown_path(path, settings.memories_root) for path in plan.deleted],
-                  "unchanged": len(plan.unchanged),
-                  "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
-                  "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
+        planned: dict[str, Any] = {
+            "new": [f.relpath for f in plan.new], "changed": [f.relpath for f in plan.changed],
+            "deleted": [shown_path(path, settings.memories_root) for path in plan.deleted],
+            "unchanged": len(plan.unchanged),
+            "unreadable": [{"path": s.relpath, "reason": s.reason} for s in plan.bad],
+            "kept": [{"path": path, "reason": reason} for path, reason in plan.unreachable]}
         if as_json:
-            console.out(to_json(report))
+            console.out(to_json(planned))
         else:
             for key in ("new", "changed", "deleted"):
-                for path in report[key]:
+                for path in planned[key]:
                     console.out(f"{key}\t{path}")
-            for item in report["kept"]:
+            for item in planned["kept"]:
                 console.out(f"kept\t{item['path']}")
             console.err(f"{len(plan.new)} new, {len(plan.changed)} changed (by size or time), "
                         f"{len(plan.deleted)} deleted, {len(plan.unchanged)} unchanged"

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -116,7 +117,7 @@ def query_values(request: Request, names: dict[str, str]) -> dict:
 def error_response(error: BaseException, secrets: tuple = ()) -> JSONResponse:
     """{"error": one line} with the status the error's class calls for; our own unexpected faults say
     nothing of their insides."""
-    while getattr(error, "exceptions", None):  # an exception group: its first failure
+    while isinstance(error, BaseExceptionGroup):  # its first failure
         error = error.exceptions[0]
     status = outcome(error).http
     if isinstance(error, MemorySearchError):
@@ -229,12 +230,13 @@ def create_app(databases: list[Database], resources: Resources, secrets: tuple =
     routes += page_routes(loaded_settings, resources, answer, query_values, refresh)
     routes += signin_routes()
     lifespan = None
-    served = [db for db in databases if db.settings is not None]  # the default db first, when it is loaded
+    served = [db.settings for db in databases if db.settings is not None]  # the default db first, when loaded
     if mcp and served:
-        route, lifespan = mcp_route(served[0].settings, resources)
+        route, lifespan = mcp_route(served[0], resources)
         routes.append(route)
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error},
-                     lifespan=lifespan)
+    # Each handler takes the class it handles; Starlette's type has every one take any Exception.
+    handlers: dict[Any, Any] = {HTTPException: http_error, Exception: server_error}
+    return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
 
 
 def mcp_route(settings: Settings, resources: Resources):

@@ -132,9 +132,8 @@ def page_routes(databases: Mapping[str, Settings], resources, answer, query_valu
 
         values = query_values(request, SEARCH_NAMES)
         query = values["query"]
-        params.require_query(query, "q")
         started = time.perf_counter()
-        hits = memories.search(query, top=values["top"], filters=params.filters(values))
+        hits = memories.search(query, top=values["top"], filters=params.filters(values), query_name="q")
         took = (time.perf_counter() - started) * 1000
         window = hits.window
         text = query

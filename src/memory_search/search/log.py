@@ -1,4 +1,5 @@
-"""The search log: one JSON line per search.py query, off unless MEMORIES_SEARCH_LOG=1 (queries can be private).
+"""The search log: one JSON line per search, whichever face asks; off unless MEMORIES_SEARCH_LOG=1 (queries can be
+private). api.Memories.run writes it.
 
 It lives in the user's state folder, never in the memories directory, and a failure to write it never
 fails the search. `summarize` answers stats.py --searches: how many, how fast, and what found nothing.

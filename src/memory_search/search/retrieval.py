@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..directory.records import Record
@@ -14,14 +15,13 @@ from ..text.chunking import reads_as_conversation, turn_spans
 from ..text.tokens import counted_terms, is_japanese, tokenize
 from . import relevance
 from .filters import Filters
-from .query import MODES, require_query
+from .query import MAX_QUERY_CHARS, MODES, check_query, check_query_length  # noqa: F401 (their home before query.py)
 from .snippets import snippet
 
 RRF_K = 60  # reciprocal rank fusion's, for an embedding model relevance.json does not cover
 # Each leg's ranking is fused at least this deep, however few results are asked for: RRF is meant for
 # deep rankings, and 100 is as deep as the vector leg's index search explores (hnsw.ef_search).
 FUSION_DEPTH = 100
-MAX_QUERY_CHARS = 2_000
 # A long query (a pasted page) costs the model more than linearly in its length: the semantic leg reads
 # its leading part, about this many tokens. The keyword leg reads the query's rarest terms, at most
 # layouts.MAX_QUERY_TERMS of them.
@@ -41,24 +41,19 @@ class SearchRequest:
     filters: Filters = field(default_factory=Filters)
     dedupe: bool = True
     min_score: float | None = None  # on the relevance score's scale (relevance.py), the same in every mode
-    rerank: bool | None = False  # None: on when a Voyage key is set (Memories.run decides)
+    rerank: bool | None = False  # None: on when a Voyage key is set (the engine decides)
     snippets: bool = True  # eval needs only the ranking
     time: bool = True  # read time words ("先週", "yesterday") as a date window, unless dates are given
     today: dt.date | None = None  # what time words count from; None: the local date
+    # How the face that asks names the query, in the refusal of one it cannot search (the page's "q").
+    query_name: str = field(default="the query", compare=False, repr=False)
+    by_example: bool = False  # a record's meaning is searched for (similar): the request has no query text
 
     def __post_init__(self) -> None:
-        # Where every face's search is accepted, so that a query over the limit costs nothing before its
+        # Where every face's search is accepted, so that a query it cannot search costs nothing before its
         # refusal (no time words read, no connection, no model), and the refusal quotes it as it was sent.
-        check_query_length(self.query)
-
-
-def check_query_length(query) -> None:
-    """UsageError when the query is longer than MAX_QUERY_CHARS, quoting its length as sent. A SearchRequest
-    cannot be made of such a query; a face that spends something on a query before its request (an embedding
-    service of its host) checks it first."""
-    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-        raise UsageError(f"the query is {len(query):,} characters long: keep it to {MAX_QUERY_CHARS:,} "
-                         "(the model reads about 500 tokens)")
+        if not self.by_example:
+            check_query(self.query, self.query_name)
 
 
 def shifted(day: dt.date, days: int) -> dt.date:
@@ -102,14 +97,19 @@ class Hits(list):
     window: Window | None = None
 
 
-def search_in_time(request: SearchRequest, run) -> Hits:
+def search_in_time(request: SearchRequest, run: Callable[[SearchRequest], list[Hit]]) -> Hits:
     """`run(request)`'s hits, the request first restricted to the dates its time words name (undated records
     left out). Where fewer match there than asked for, the best of the days around the window follow them
     (AROUND_WINDOW_DAYS on each side), unless the query was time words alone; where nothing inside matches,
     the hits of the request as it was, from any date, follow those, each scored at most as the hit before it
     (a hit from outside the window the question names answers it no better). `hits.window.inside` says whether
     anything inside matched."""
-    timed = windowed(request)
+    return search_within(request, windowed(request), run)
+
+
+def search_within(request: SearchRequest, timed: tuple[SearchRequest, Window] | None,
+                  run: Callable[[SearchRequest], list[Hit]]) -> Hits:
+    """search_in_time's hits, the request's window already read (`windowed(request)`)."""
     if not timed:
         return Hits(run(request))
     narrowed, window = timed
@@ -248,8 +248,7 @@ class Searcher:
         return request.mode
 
     def search(self, request: SearchRequest, embedding: Background | None = None) -> list[Hit]:
-        """embedding: the query's vector, already being computed (Memories starts the local model early)."""
-        require_query(request.query)
+        """embedding: the query's vector, already being computed (the engine starts the local model early)."""
         mode = self.mode_for(request)
         terms = Counter(tokenize(request.query))
         vector = first_keyword = None
@@ -268,7 +267,7 @@ class Searcher:
                 self.warn(f"{waiting} chunk(s) are still being embedded by index.py; until then they are found "
                           "by keywords only")
         hits = self._run(request, vector, terms if mode != "semantic" else None, first_keyword=first_keyword)
-        read = {}  # what the legs read of a long query, for --explain
+        read: dict[str, dict] = {}  # what the legs read of a long query, for --explain
         if vector is not None and len(meaning) < len(request.query):
             read["meaning"] = {"characters": len(meaning), "of": len(request.query)}
         if mode != "semantic" and hits and (len(hits[0].terms) < len(terms) or self.keyword_sampled):
@@ -315,7 +314,7 @@ class Searcher:
             signals = _leg_signals(legs, term_weights)
             mode = "hybrid" if len(legs) > 1 and legs["semantic"] else "keyword" if "keyword" in legs else "semantic"
             model = calibration.model(mode) if calibration is not None else None
-            if mode == "hybrid" and model is not None and calibration.fusion is not None:
+            if mode == "hybrid" and model is not None and calibration is not None and calibration.fusion is not None:
                 self._complete_signals(signals, legs, vector, request.query, term_weights)
                 asked = language.main_language(request.query)
                 shift = relevance.language_shift(vector, asked, signals, self.layout.script_means)
@@ -347,29 +346,32 @@ class Searcher:
         ended the window, meets it (a blank line between at most), the hit opening or closing on a turn and the
         two reading as one conversation (chunks of other text never share lines). hits: each with the file name
         the index knows it by."""
-        talk = [(hit, filename, spans) for hit, filename in hits if hit.chunk_index is not None
-                and hit.start_line is not None
-                and len(spans := turn_spans(hit.chunk_text, hit.start_line)) > 1]
-        wanted = [(filename, hit.chunk_index + step) for hit, filename, _ in talk for step in (-1, 1)]
+        talk: list[tuple[Hit, str, int, int, int, list[tuple[int, int]]]] = []
+        for hit, filename in hits:
+            if hit.chunk_index is not None and hit.start_line is not None and hit.end_line is not None:
+                spans = turn_spans(hit.chunk_text, hit.start_line)
+                if len(spans) > 1:
+                    talk.append((hit, filename, hit.chunk_index, hit.start_line, hit.end_line, spans))
+        wanted = [(filename, index + step) for _, filename, index, _, _, _ in talk for step in (-1, 1)]
         near = self.layout.neighbours(self.conn, wanted) if wanted else {}
-        for hit, filename, spans in talk if near else ():
-            before = near.get((filename, hit.chunk_index - 1))
-            after = near.get((filename, hit.chunk_index + 1))
+        for hit, filename, index, start, end, spans in talk if near else ():
+            before = near.get((filename, index - 1))
+            after = near.get((filename, index + 1))
             lines = hit.chunk_text.split("\n")
-            if before is not None and _continues(before, hit, spans, hit.chunk_text, after=False):
-                turns = [span for span in turn_spans(before[0], before[1]) if span[1] < hit.start_line]
+            if before is not None and _continues(before, start, end, spans, hit.chunk_text, after=False):
+                turns = [span for span in turn_spans(before[0], before[1]) if span[1] < start]
                 if turns:
                     first = turns[-1][0]
-                    between = before[0].split("\n")[first - before[1]:hit.start_line - before[1]]
-                    lines = between + [""] * (hit.start_line - first - len(between)) + lines
-                    hit.start_line = first
-            if after is not None and _continues(after, hit, spans, "\n".join(lines), after=True):
-                turns = [span for span in turn_spans(after[0], after[1]) if span[0] > hit.end_line]
-                if turns and (after[1] <= hit.end_line or turns[0][0] == after[1]):  # not past a heading
+                    between = before[0].split("\n")[first - before[1]:start - before[1]]
+                    lines = between + [""] * (start - first - len(between)) + lines
+                    hit.start_line = start = first
+            if after is not None and _continues(after, start, end, spans, "\n".join(lines), after=True):
+                turns = [span for span in turn_spans(after[0], after[1]) if span[0] > end]
+                if turns and (after[1] <= end or turns[0][0] == after[1]):  # not past a heading
                     last = turns[0][1]
-                    lines += [""] * (after[1] - hit.end_line - 1)
-                    lines += after[0].split("\n")[max(hit.end_line + 1 - after[1], 0):last + 1 - after[1]]
-                    hit.end_line = last
+                    lines += [""] * (after[1] - end - 1)
+                    lines += after[0].split("\n")[max(end + 1 - after[1], 0):last + 1 - after[1]]
+                    hit.end_line = end = last
             hit.chunk_text = "\n".join(lines)
 
     def _mark_stale(self, hits: list[Hit]) -> None:
@@ -410,7 +412,7 @@ class Searcher:
 
     def _collect(self, fused: list[tuple[int, float]], legs: dict[str, list], request: SearchRequest,
                  term_weights: dict, judge=None) -> list[Hit]:
-        by_id = {}
+        by_id: dict[int, Candidate] = {}
         ranks: dict[int, dict] = {}
         for leg, candidates in legs.items():
             for rank, candidate in enumerate(candidates, 1):
@@ -565,19 +567,19 @@ def _coverages(candidates: list[Candidate]) -> list[float]:
     return coverages
 
 
-def _continues(neighbour: tuple[str, int, int], hit: Hit, spans: list[tuple[int, int]], text: str,
+def _continues(neighbour: tuple[str, int, int], start: int, end: int, spans: list[tuple[int, int]], text: str,
                after: bool) -> bool:
     """Whether the chunk beside a conversation hit, (text, first line, last line), continues the hit's
     conversation on that side: it reaches beyond the hit and shares lines with it, or meets it (a blank line
     between at most) where the hit opens (closes) on a turn and the two, `text` being the hit's, read as one
-    conversation. `spans`: the hit's turns."""
+    conversation. `start`, `end`: the hit's lines; `spans`: its turns."""
     beside, first, last = neighbour
     if after:
-        beyond, shares = hit.end_line < last, first <= hit.end_line
-        meets = spans[-1][1] == hit.end_line and first - hit.end_line <= 2
+        beyond, shares = end < last, first <= end
+        meets = spans[-1][1] == end and first - end <= 2
         joined = text + "\n" + beside
     else:
-        beyond, shares = first < hit.start_line, hit.start_line <= last
-        meets = spans[0][0] == hit.start_line and hit.start_line - last <= 2
+        beyond, shares = first < start, start <= last
+        meets = spans[0][0] == start and start - last <= 2
         joined = beside + "\n" + text
     return beyond and (shares or meets and reads_as_conversation(joined))
