@@ -13,6 +13,7 @@ import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from psycopg import sql
 
@@ -114,6 +115,19 @@ class ManagedTables:
     @classmethod
     def of(cls, memories_root: Path) -> "ManagedTables":
         return cls(managed_prefix(memories_root))
+
+    def on(self, conn) -> ManagedIndex:
+        """These tables on a connection."""
+        return ManagedIndex(conn, self)
+
+
+@dataclass(frozen=True)
+class ManagedIndex:
+    """One managed index on a connection: its tables, and the connection that reads and writes them. What the
+    storage functions of an index take (writer.py, links.py, packing.py)."""
+
+    conn: Any  # a psycopg connection
+    tables: ManagedTables
 
 
 @dataclass
