@@ -470,8 +470,8 @@ def test_stats_names_what_a_configured_server_elsewhere_lacks_for_a_large_index(
     assert json.loads(run_script("stats", "--json", env=env, memories=memories).stdout)["server"] == []
     monkeypatch.setattr(status, "server_on_this_machine", lambda conn: False)  # its memory is not ours to size
     with psycopg.connect(database) as conn:
-        notes = status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=True)
-        assert status.server_shortfalls(conn, _tables(memories), 1_000_000, 384, configured=False) == []
+        notes = status.server_shortfalls(_tables(memories).on(conn), 1_000_000, 384, configured=True)
+        assert status.server_shortfalls(_tables(memories).on(conn), 1_000_000, 384, configured=False) == []
     (short,) = [note for note in notes if note.startswith("maintenance_work_mem is")]
     assert "1,000,000 chunks" in short and "set maintenance_work_mem to 1,787 MB on the server" in short
 

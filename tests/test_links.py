@@ -67,7 +67,7 @@ def _edges(memories, source=None):
     """(source relpath, target relpath or None, kind, target as written) of the index's links."""
     root = memories.root
     with psycopg.connect(memories.url) as conn:
-        found = edges(conn, ManagedTables.of(root), source=str(root / source) if source else None)
+        found = edges(ManagedTables.of(root).on(conn), source=str(root / source) if source else None)
     rel = lambda path: None if path is None else str(path)[len(str(root)) + 1:]  # noqa: E731
     return sorted(((rel(edge.source), rel(edge.target_file), edge.kind, edge.target) for edge in found),
                   key=lambda edge: (edge[0], edge[1] or "", edge[2], edge[3]))

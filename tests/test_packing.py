@@ -36,7 +36,7 @@ def _keyword(env, memories, query) -> list[tuple[str, float]]:
 
 def _pack(database, memories) -> int:
     with psycopg.connect(database, autocommit=True) as conn:
-        return packing.pack(conn, ManagedTables.of(memories.root))
+        return packing.pack(ManagedTables.of(memories.root).on(conn))
 
 
 def _rows(database, memories) -> dict[str, int]:

@@ -492,14 +492,14 @@ def test_a_running_index_shows_its_progress_live_files_then_embeddings(server, c
     with psycopg.connect(database, autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", (lock_key(tables),))
         try:
-            write_meta(holder, tables, {"progress": json.dumps(state)})
+            write_meta(tables.on(holder), {"progress": json.dumps(state)})
             page.wait("!document.getElementById('progress').hidden", timeout=15)
             page.wait("document.getElementById('files-count').textContent.startsWith('3 / 8 files')")
             assert page.evaluate("document.getElementById('files-bar').value") == 3
             assert page.evaluate("document.getElementById('current').textContent") == "Now: wiki/topic.md"
             state.update(phase="embeddings", files={"done": 8, "total": 8, "chunks": 30},
                          embeddings={"done": 10, "total": 30}, current=None)
-            write_meta(holder, tables, {"progress": json.dumps(state)})
+            write_meta(tables.on(holder), {"progress": json.dumps(state)})
             page.wait("document.getElementById('embed-count').textContent.startsWith('10 / 30 chunks')", timeout=15)
             assert page.evaluate("document.getElementById('embed-bar').max") == 30
             assert page.evaluate("document.getElementById('progress').dataset.phase") == "embeddings"

@@ -195,4 +195,4 @@ def test_an_index_from_before_the_language_baseline_gains_it_at_the_next_run(env
         conn.execute(f'DELETE FROM "{tables.meta}" WHERE key = %s', ("script_means",))
     index(env, small)  # nothing changed in the memories
     with connect(settings, read_only=True) as conn:
-        assert "script_means" in read_meta(conn, find_index(conn, settings.memories_root).tables)
+        assert "script_means" in read_meta(find_index(conn, settings.memories_root).tables.on(conn))

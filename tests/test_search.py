@@ -566,8 +566,8 @@ def test_a_search_kept_to_one_kind_walks_that_kinds_own_vector_graph(env, memori
 
     with psycopg.connect(database, autocommit=True) as conn:
         spec = find_index(conn, memories.root).spec
-        writer.ensure_hnsw(conn, tables, spec)
-        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2)  # as a large index has them
+        writer.ensure_hnsw(tables.on(conn), spec)
+        writer.ensure_kind_graphs(tables.on(conn), spec, min_chunks=2)  # as a large index has them
         graphs = {row[0] for row in conn.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = to_regclass(%s) AND i.indisvalid", (tables.chunks,))}
@@ -613,13 +613,13 @@ def test_a_graph_per_kind_left_invalid_by_an_interrupted_build_is_built_again(en
                                (sessions,)).fetchone()
             return row[0] if row else None
 
-        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2)
+        writer.ensure_kind_graphs(tables.on(conn), spec, min_chunks=2)
         assert valid() is True
         conn.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass(%s)", (sessions,))
         said = []
-        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2, say=said.append)
+        writer.ensure_kind_graphs(tables.on(conn), spec, min_chunks=2, say=said.append)
         assert valid() is True and said == ["building the vector index of the session records"]
-        writer.ensure_kind_graphs(conn, tables, spec, min_chunks=2, say=said.append)
+        writer.ensure_kind_graphs(tables.on(conn), spec, min_chunks=2, say=said.append)
         assert len(said) == 1  # a valid graph is left as it is
 
 

@@ -106,21 +106,22 @@ class KnowledgeBase:
             recorded = self._recorded(conn)
             spec = self._spec(recorded)
             with self._locked(conn):
-                writer.create_schema(conn, self.tables, spec, Path(f"knowledge-base:{self.kb_id}"))
-                writer.refresh_statistics(conn, self.tables)
+                index = self.tables.on(conn)
+                writer.create_schema(index, spec, Path(f"knowledge-base:{self.kb_id}"))
+                writer.refresh_statistics(index)
         return spec
 
     def drop(self) -> bool:
         """Drop every table of the knowledge base; False when it had none."""
         with connect(self.settings, read_only=False) as conn:
             with self._locked(conn):
-                existed = bool(schema.read_meta(conn, self.tables))
-                writer.drop_schema(conn, self.tables)
+                existed = bool(schema.read_meta(self.tables.on(conn)))
+                writer.drop_schema(self.tables.on(conn))
         return existed
 
     def exists(self) -> bool:
         with connect(self.settings, read_only=True) as conn:
-            return bool(schema.read_meta(conn, self.tables))
+            return bool(schema.read_meta(self.tables.on(conn)))
 
     # --- documents --------------------------------------------------------------------------
 
@@ -146,11 +147,12 @@ class KnowledgeBase:
             spec = self._spec(self._require(conn))
             with self._locked(conn):
                 self._require(conn)  # dropped meanwhile: write nothing
-                _, refused = pipeline.write(conn, self.tables, spec, [item])
+                index = self.tables.on(conn)
+                _, refused = pipeline.write(index, spec, [item])
                 if refused:
                     raise BadMemory(f"{document.file_name}: {refused[0].reason}")
-                pipeline.embed_pending(conn, self.tables, spec, self._embedder(spec))
-                pipeline.finish(conn, self.tables, spec)
+                pipeline.embed_pending(index, spec, self._embedder(spec))
+                pipeline.finish(index, spec)
         return len(item.rows)
 
     def delete(self, document_id: str) -> bool:
@@ -161,8 +163,8 @@ class KnowledgeBase:
                 held = conn.execute(sql.SQL("SELECT 1 FROM {} WHERE filename = %s").format(self.tables.sql("files")),
                                     (str(document_id),)).fetchone() is not None
                 if held:
-                    writer.delete_files(conn, self.tables, [str(document_id)])
-                    pipeline.finish(conn, self.tables, self._spec(self._require(conn)))
+                    writer.delete_files(self.tables.on(conn), [str(document_id)])
+                    pipeline.finish(self.tables.on(conn), self._spec(self._require(conn)))
         return held
 
     def documents(self) -> dict[str, int]:
@@ -214,7 +216,7 @@ class KnowledgeBase:
         return schema.find_index(conn, Path("/"), self.tables.prefix)
 
     def _recorded(self, conn) -> ModelSpec | None:
-        meta = schema.read_meta(conn, self.tables)
+        meta = schema.read_meta(self.tables.on(conn))
         return ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
 
     def _require(self, conn) -> ModelSpec:
@@ -241,7 +243,7 @@ class KnowledgeBase:
 
     def _locked(self, conn):
         """One writer per knowledge base at a time; other knowledge bases never wait for it."""
-        return writer.writing_lock(conn, self.tables)
+        return writer.writing_lock(self.tables.on(conn))
 
 
 class KnowledgeBaseLayout(ManagedLayout):

@@ -186,7 +186,7 @@ class Scale:
                                  f"{have} up, or another --workdir")
             info = find_index(conn, self.settings.memories_root)
             spec = info.spec
-            index_writer.create_schema(conn, self.tables, spec, self.settings.memories_root)  # upgraded first
+            index_writer.create_schema(self.tables.on(conn), spec, self.settings.memories_root)  # upgraded first
             info = find_index(conn, self.settings.memories_root)
             self._drop_indexes(conn)
             mix = "[" + ",".join([str(PARTNER_WEIGHT)] * info.dimension) + "]"
@@ -232,17 +232,17 @@ class Scale:
                 "USING (term) WHERE b.term = t.term"),
                 {"full": full, "part": part})
             chunks, terms = conn.execute(self.sql("SELECT count(*), sum(term_count) FROM {chunks}")).fetchone()
-            index_writer.write_meta(conn, self.tables, {"chunks": str(chunks), "total_terms": str(terms)})
+            index_writer.write_meta(self.tables.on(conn), {"chunks": str(chunks), "total_terms": str(terms)})
             self.say("  making the secondary indexes again, vacuuming")
-            index_writer.create_schema(conn, self.tables, spec, self.settings.memories_root)
-            index_writer.vacuum(conn, self.tables)
+            index_writer.create_schema(self.tables.on(conn), spec, self.settings.memories_root)
+            index_writer.vacuum(self.tables.on(conn))
             conn.execute(self.sql("VACUUM ANALYZE {files}, {terms}"))
             grown = round(time.perf_counter() - started, 1)
             packed = None
-            if packing.due(conn, self.tables, chunks):  # as the end of an index run does
+            if packing.due(self.tables.on(conn), chunks):  # as the end of an index run does
                 started = time.perf_counter()
-                packing.pack(conn, self.tables, say=lambda message: self.say("  " + message))
-                index_writer.vacuum(conn, self.tables)
+                packing.pack(self.tables.on(conn), say=lambda message: self.say("  " + message))
+                index_writer.vacuum(self.tables.on(conn))
                 packed = round(time.perf_counter() - started, 1)
         return {"chunks": chunks, "grow_s": grown, "pack_s": packed}
 
@@ -270,13 +270,13 @@ class Scale:
             result = {"hnsw_build_s": None, "kind_graphs_s": None, "hnsw_settings": chosen}
             if not info.has_hnsw:
                 started = time.perf_counter()
-                index_writer.ensure_hnsw(conn, self.tables, info.spec, say=self.say)
+                index_writer.ensure_hnsw(self.tables.on(conn), info.spec, say=self.say)
                 result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
             if chunks >= KIND_GRAPH_CHUNKS and not conn.execute(
                     "SELECT 1 FROM pg_class WHERE relname = %s",
                     (index_writer.kind_graph(self.tables, "session"),)).fetchone():
                 started = time.perf_counter()
-                index_writer.ensure_kind_graphs(conn, self.tables, info.spec, HNSW_MIN_CHUNKS, say=self.say)
+                index_writer.ensure_kind_graphs(self.tables.on(conn), info.spec, HNSW_MIN_CHUNKS, say=self.say)
                 result["kind_graphs_s"] = round(time.perf_counter() - started, 1)
             return result
 

@@ -487,6 +487,6 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
         return report
     finally:
         with connect(settings.with_overrides(memories_dir=str(root)), read_only=False) as conn:
-            drop_schema(conn, ManagedTables.of(Path(str(root)).absolute()))
+            drop_schema(ManagedTables.of(Path(str(root)).absolute()).on(conn))
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -139,7 +139,7 @@ def count_scripts(out: Path, names: list[str], workdir: Path) -> None:
         if not root.is_dir():
             continue
         with connect(settings.with_overrides(memories_dir=str(root)), read_only=True) as conn:
-            kept = json.loads(read_meta(conn, ManagedTables.of(root.absolute())).get("script_means") or "{}")
+            kept = json.loads(read_meta(ManagedTables.of(root.absolute()).on(conn)).get("script_means") or "{}")
         counts[name] = [kept.get("latin", [0])[0], kept.get("cjk", [0])[0]]
     out.with_suffix(".counts.json").write_text(json.dumps(counts), encoding="utf-8")
 

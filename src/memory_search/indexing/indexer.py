@@ -156,7 +156,7 @@ class Indexer:
 
     def selection(self, conn) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(include, exclude) for this run: the given ones, else those the index remembers."""
-        remembered = read_meta(conn, self.live)
+        remembered = read_meta(self.live.on(conn))
         include = self.include if self.include is not None else tuple(json.loads(remembered.get("include", "[]")))
         exclude = self.exclude if self.exclude is not None else tuple(json.loads(remembered.get("exclude", "[]")))
         return include, exclude
@@ -165,7 +165,7 @@ class Indexer:
         self._check_root()
         include, exclude = self.selection(conn)
         listing = list_sources(self.settings, include, exclude)
-        indexed = writer.indexed_files(conn, self.tables) if read_meta(conn, self.tables) else {}
+        indexed = writer.indexed_files(self.tables.on(conn)) if read_meta(self.tables.on(conn)) else {}
         self._kept = listing.kept(indexed, self.root)
         plan = compare(listing.found, indexed, self.root, listing.skipped + self._kept, self.allow_removal)
         plan.bad, plan.indexed = listing.skipped, indexed
@@ -180,30 +180,31 @@ class Indexer:
         try:
             self._check_root()
             with connect(self.settings, read_only=False) as conn, \
-                    writer.writing_lock(conn, self.live, lambda: self._waiting(wait)):
+                    writer.writing_lock(self.live.on(conn), lambda: self._waiting(wait)):
+                live = self.live.on(conn)
                 include, exclude = self.selection(conn)
-                if not rebuild and chunked_by_another_version(read_meta(conn, self.live)):
+                if not rebuild and chunked_by_another_version(read_meta(live)):
                     self._say("the index was chunked by an earlier version: building it anew beside the one "
                               "searches read (cached embeddings are reused)")
                     rebuild = True
                 if rebuild:
                     self.tables = ManagedTables(self.live.prefix + REBUILD_SUFFIX)
-                    writer.drop_schema(conn, self.tables)  # what an interrupted rebuild left
+                    writer.drop_schema(self.tables.on(conn))  # what an interrupted rebuild left
+                written = self.tables.on(conn)  # the live index, or the one a rebuild fills beside it
                 spec = self._prepare(conn, rebuild)
-                writer.write_meta(conn, self.tables, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
+                writer.write_meta(written, {"include": json.dumps(include), "exclude": json.dumps(exclude)})
                 # Recorded where readers of the index look: the live index, even while a rebuild fills another.
-                under_way = self._run = RunProgress(
-                    conn, self.live if read_meta(conn, self.live) else self.tables, self.progress)
+                under_way = self._run = RunProgress(live if read_meta(live) else written, self.progress)
                 try:
                     stats = self._update(conn, spec, under_way)
                 except RebuildWouldLose:
-                    writer.drop_schema(conn, self.tables)
+                    writer.drop_schema(written)
                     raise
-                writer.write_meta(conn, self.tables, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                writer.write_meta(written, {"last_indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
                 # An index written before the statistics gained the per-script means gets them once.
                 if (stats.success or stats.deleted or stats.failed or rebuild
-                        or "script_means" not in read_meta(conn, self.tables)):
-                    pipeline.finish(conn, self.tables, spec, self._say)
+                        or "script_means" not in read_meta(written)):
+                    pipeline.finish(written, spec, self._say)
                 if rebuild:
                     writer.swap(conn, self.tables, self.live)
         except MemoriesMissing as error:  # the directory went away or out of reach during the run
@@ -230,12 +231,12 @@ class Indexer:
         self._say(f"another indexer is updating the index of {self.root}; waiting for it to finish")
 
     def _prepare(self, conn, rebuild: bool) -> ModelSpec:
-        meta = read_meta(conn, self.live)
+        meta = read_meta(self.live.on(conn))
         recorded = ModelSpec(meta["provider"], meta["model"], int(meta["dimension"])) if meta else None
-        if recorded and not rebuild and not writer.count_embedded(conn, self.live):
+        if recorded and not rebuild and not writer.count_embedded(self.live.on(conn)):
             # Nothing embedded yet (a first run that failed at the model): the index binds to no model.
             if choose_spec(self.settings) != recorded:
-                writer.drop_schema(conn, self.live)
+                writer.drop_schema(self.live.on(conn))
                 meta, recorded = {}, None
         if rebuild:  # keep the recorded model unless another one is asked for
             asked = self.settings.provider is not None or self.settings.model is not None
@@ -243,14 +244,14 @@ class Indexer:
         else:
             spec = choose_spec(self.settings, recorded)
             check_versions(meta, self.root)
-        writer.create_schema(conn, self.tables, spec, self.root, self._say)
+        writer.create_schema(self.tables.on(conn), spec, self.root, self._say)
         return spec
 
     def _update(self, conn, spec: ModelSpec, under_way: RunProgress) -> IndexStats:
         plan = self.plan(conn)
         self._indexed = plan.indexed
         if self.tables is not self.live:  # a rebuild starts empty: what it cannot reach would be lost at the swap
-            self._indexed = writer.indexed_files(conn, self.live) if read_meta(conn, self.live) else {}
+            self._indexed = writer.indexed_files(self.live.on(conn)) if read_meta(self.live.on(conn)) else {}
             lost = compare([], self._indexed, self.root, plan.bad + self._kept, self.allow_removal).unreachable
             if lost:
                 raise RebuildWouldLose(*lost[0])
@@ -265,7 +266,7 @@ class Indexer:
                 stats.failed += 1
                 stats.failures.append({"path": relpath, "reason": f"{reason}; kept in the index as it was"})
         stats.emptied = [{"folder": folder, "reason": reason} for folder, reason in plan.emptied.items()]
-        writer.delete_files(conn, self.tables, plan.deleted)
+        writer.delete_files(self.tables.on(conn), plan.deleted)
         stats.deleted = len(plan.deleted)
 
         # Phase 1: every new or changed file becomes searchable by keyword (cached embeddings included),
@@ -283,7 +284,7 @@ class Indexer:
                 continue
             known = indexed.get(memory_file.path)
             if known and known.content_hash == item.state.content_hash:  # touched, not changed
-                writer.touch_file(conn, self.tables, memory_file.path, memory_file.size, memory_file.mtime_ns)
+                writer.touch_file(self.tables.on(conn), memory_file.path, memory_file.size, memory_file.mtime_ns)
                 stats.skipped += 1
                 self._advance(0)
                 continue
@@ -294,10 +295,10 @@ class Indexer:
         if batch:
             self._write(conn, spec, batch, stats)
         under_way.finish()
-        if writer.count_pending(conn, self.tables):
+        if writer.count_pending(self.tables.on(conn)):
             embedder = self.embedder or (self.embedders.get(spec, self.settings) if self.embedders is not None
                                          else make_embedder(spec, self.settings))
-            done = pipeline.embed_pending(conn, self.tables, spec, embedder, under_way)
+            done = pipeline.embed_pending(self.tables.on(conn), spec, embedder, under_way)
             stats.embedded += done.embedded
             stats.cached += done.cached
         return stats
@@ -324,7 +325,7 @@ class Indexer:
         # Another source's file is gone when its folder is still there; else that folder went away (kept).
         if error.gone and (memory_file.kind is None or os.path.isdir(os.path.dirname(memory_file.path))):
             if memory_file.path in self._indexed and self.tables is self.live:
-                writer.delete_files(conn, self.tables, [memory_file.path])
+                writer.delete_files(self.tables.on(conn), [memory_file.path])
                 stats.deleted += 1
             return
         known = memory_file.path in self._indexed
@@ -339,11 +340,11 @@ class Indexer:
         reason = reason.replace("\x00", "")
         stats.failed += 1
         stats.failures.append({"path": memory_file.relpath, "reason": reason})
-        writer.mark_unreadable(conn, self.tables, memory_file.path, memory_file.relpath, memory_file.size,
+        writer.mark_unreadable(self.tables.on(conn), memory_file.path, memory_file.relpath, memory_file.size,
                                memory_file.mtime_ns, reason)
 
     def _write(self, conn, spec: ModelSpec, batch: list[pipeline.Prepared], stats: IndexStats) -> None:
-        written, refused = pipeline.write(conn, self.tables, spec, batch)
+        written, refused = pipeline.write(self.tables.on(conn), spec, batch)
         stats.cached += pipeline.cached_count(batch)
         for failure in refused:  # a value PostgreSQL refuses: that file alone is skipped
             item = failure.item

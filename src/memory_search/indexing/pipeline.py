@@ -20,7 +20,7 @@ from ..embedding import Embedder, ModelSpec, vector_literal
 from ..errors import first_line
 from ..storage import packing, writer
 from ..storage.embedding_cache import cache_embeddings, cached_embeddings
-from ..storage.schema import ManagedTables
+from ..storage.schema import ManagedIndex
 from ..text.chunking import MAX_CHARS, Chunk, chunk_markdown, embedding_context, join_context
 from ..text.links import Link, extract_links
 from ..text.tokens import chunk_terms, term_frequencies
@@ -87,10 +87,11 @@ class Refused:
     reason: str
 
 
-def write(conn, tables: ManagedTables, spec: ModelSpec, items: list[Prepared]) -> tuple[list[Prepared], list[Refused]]:
+def write(index: ManagedIndex, spec: ModelSpec, items: list[Prepared]) -> tuple[list[Prepared], list[Refused]]:
     """Write the items with the embeddings the cache already has, in one transaction; when PostgreSQL
     refuses a value, each item in its own, so that only the item it refused is left out.
     Returns (written, refused); the number of vectors the cache supplied is `cached_count(items)`."""
+    conn = index.conn
     import psycopg
 
     vectors = cached_embeddings(conn, spec, sorted({text_hash for item in items for text_hash in item.hashes}))
@@ -98,7 +99,7 @@ def write(conn, tables: ManagedTables, spec: ModelSpec, items: list[Prepared]) -
         for row, text_hash in zip(item.rows, item.hashes):
             row.embedding = vectors.get(text_hash)
     try:
-        writer.replace_files(conn, tables, [item.files_rows for item in items])
+        writer.replace_files(index, [item.files_rows for item in items])
         return list(items), []
     except psycopg.OperationalError:
         raise
@@ -107,7 +108,7 @@ def write(conn, tables: ManagedTables, spec: ModelSpec, items: list[Prepared]) -
     written, refused = [], []
     for item in items:
         try:
-            writer.replace_files(conn, tables, [item.files_rows])
+            writer.replace_files(index, [item.files_rows])
             written.append(item)
         except psycopg.OperationalError:
             raise
@@ -127,16 +128,17 @@ class Embedded:
     cached: int = 0  # chunks whose vector came from the cache
 
 
-def embed_pending(conn, tables: ManagedTables, spec: ModelSpec, embedder: Embedder, progress=None) -> Embedded:
+def embed_pending(index: ManagedIndex, spec: ModelSpec, embedder: Embedder, progress=None) -> Embedded:
     """Embed every chunk written without a vector, newest records first, a batch per transaction."""
+    conn = index.conn
     done = Embedded()
-    waiting = writer.count_pending(conn, tables)
+    waiting = writer.count_pending(index)
     if not waiting:
         return done
     if progress:
         progress.start(waiting, label="embedding", unit="chunks")
     while True:
-        rows = writer.pending_chunks(conn, tables, EMBED_BATCH)
+        rows = writer.pending_chunks(index, EMBED_BATCH)
         if not rows:
             break
         texts = {chunk_id: join_context(context, text) for chunk_id, context, text in rows}
@@ -150,7 +152,7 @@ def embed_pending(conn, tables: ManagedTables, spec: ModelSpec, embedder: Embedd
             vectors.update(fresh)
             done.embedded += len(missing)
         done.cached += len(rows) - len(missing)
-        writer.set_embeddings(conn, tables, [(chunk_id, vectors[hashes[chunk_id]]) for chunk_id in texts])
+        writer.set_embeddings(index, [(chunk_id, vectors[hashes[chunk_id]]) for chunk_id in texts])
         if progress:
             progress.advance(len(rows), len(rows))
     if progress:
@@ -158,16 +160,16 @@ def embed_pending(conn, tables: ManagedTables, spec: ModelSpec, embedder: Embedd
     return done
 
 
-def finish(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: None) -> dict[str, str]:
+def finish(index: ManagedIndex, spec: ModelSpec, say=lambda message: None) -> dict[str, str]:
     """Recount what BM25 reads, refresh the planner's statistics, pack the keyword index's postings once
     they are many, and build the HNSW index once the chunks are many enough for it to pay."""
-    statistics = writer.refresh_statistics(conn, tables)
-    writer.vacuum(conn, tables)
-    if packing.due(conn, tables, int(statistics["chunks"])):
-        packing.pack(conn, tables, say)
-        writer.vacuum(conn, tables)
+    statistics = writer.refresh_statistics(index)
+    writer.vacuum(index)
+    if packing.due(index, int(statistics["chunks"])):
+        packing.pack(index, say)
+        writer.vacuum(index)
     if int(statistics["chunks"]) >= HNSW_MIN_CHUNKS:
-        writer.ensure_hnsw(conn, tables, spec, say)
+        writer.ensure_hnsw(index, spec, say)
     if int(statistics["chunks"]) >= KIND_GRAPH_CHUNKS:
-        writer.ensure_kind_graphs(conn, tables, spec, HNSW_MIN_CHUNKS, say)
+        writer.ensure_kind_graphs(index, spec, HNSW_MIN_CHUNKS, say)
     return statistics

@@ -10,7 +10,7 @@ from typing import TypedDict
 
 from psycopg import sql
 
-from ..storage.schema import ManagedTables
+from ..storage.schema import ManagedIndex
 
 KEY = "progress"
 EVERY = 0.5  # seconds between two writes: a run of many small files writes no more often than this
@@ -29,10 +29,10 @@ class _State(TypedDict):
 
 class RunProgress:
     """The indexer's progress calls (those of progress.Progress), passed on to `terminal` (a Progress, or None)
-    and written to the meta table of `tables` on `conn` (autocommit), at most every EVERY seconds."""
+    and written to the meta table of `index` (its connection in autocommit), at most every EVERY seconds."""
 
-    def __init__(self, conn, tables: ManagedTables, terminal=None):
-        self.conn, self.tables, self.terminal = conn, tables, terminal
+    def __init__(self, index: ManagedIndex, terminal=None):
+        self.index, self.terminal = index, terminal
         self.state: _State = {"phase": "files", "files": {"done": 0, "total": 0, "chunks": 0}, "embeddings": None,
                               "current": None, "started_at": _now(), "updated_at": _now()}
         self._written = 0.0
@@ -79,7 +79,8 @@ class RunProgress:
         """The run is over: its progress leaves the meta table (a broken connection leaves it to the next run,
         and readers ignore it once no indexer holds the index)."""
         try:
-            self.conn.execute(sql.SQL("DELETE FROM {} WHERE key = %s").format(self.tables.sql("meta")), (KEY,))
+            self.index.conn.execute(sql.SQL("DELETE FROM {} WHERE key = %s").format(self.index.tables.sql("meta")),
+                                    (KEY,))
         except Exception:  # the run's own failure is what matters
             pass
 
@@ -91,7 +92,7 @@ class RunProgress:
         self.state["updated_at"] = _now()
         from ..storage.writer import write_meta
 
-        write_meta(self.conn, self.tables, {KEY: json.dumps(self.state, ensure_ascii=False)})
+        write_meta(self.index, {KEY: json.dumps(self.state, ensure_ascii=False)})
 
 
 def read(meta: dict) -> dict | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from ..storage.links import counts as link_counts
-from ..storage.schema import ManagedTables, index_parts, managed_index, read_meta
+from ..storage.schema import ManagedIndex, ManagedTables, index_parts, managed_index, read_meta
 from ..storage.writer import hnsw_graph_bytes, lock_key, server_on_this_machine, unreadable_files
 from . import run_progress
 
@@ -17,6 +17,7 @@ def index_status(conn, settings) -> dict:
 
     root = settings.memories_root
     tables, meta = managed_index(conn, root)
+    index = tables.on(conn)
     groups = conn.execute(sql.SQL(
         "SELECT coalesce(kind, 'other'), status, count(DISTINCT filename), count(*), "
         "count(*) FILTER (WHERE embedding IS NULL) FROM {} GROUP BY 1, 2 ORDER BY 1, 2").format(
@@ -26,12 +27,12 @@ def index_status(conn, settings) -> dict:
     files, skipped = conn.execute(sql.SQL(
         "SELECT count(*) FILTER (WHERE error IS NULL), count(*) FILTER (WHERE error IS NOT NULL) FROM {}").format(
         tables.sql("files"))).fetchone()
-    parts = index_parts(conn, tables)
+    parts = index_parts(index)
     plan = Indexer(settings).plan(conn) if not settings.remote else None  # the files are on another machine
     bad, unreachable = (plan.bad, plan.unreachable) if plan else ([], [])
-    unreadable = unreadable_files(conn, tables)
+    unreadable = unreadable_files(index)
     waiting = sum(row[4] for row in groups)
-    building = indexer_running(conn, tables)
+    building = indexer_running(index)
     return {
         "memories_dir": str(root),
         "table": tables.chunks,
@@ -49,13 +50,13 @@ def index_status(conn, settings) -> dict:
         "last_indexed_at": meta.get("last_indexed_at"),
         "building": building,
         "progress": run_progress.read(meta) if building else None,
-        "links": link_counts(conn, tables),
+        "links": link_counts(index),
         "pending": {"new": len(plan.new), "changed": len(plan.changed), "deleted": len(plan.deleted)} if plan
         else None,
         "stale": {"new": [item.relpath for item in plan.new[:LISTED]],
                   "changed": [item.relpath for item in plan.changed[:LISTED]],
                   "deleted": [_relative(path, root) for path in plan.deleted[:LISTED]]} if plan else None,
-        "server": server_shortfalls(conn, tables, sum(row[3] for row in groups) - waiting, int(meta["dimension"]),
+        "server": server_shortfalls(index, sum(row[3] for row in groups) - waiting, int(meta["dimension"]),
                                     configured=bool(settings.database_url)),
         "unreadable": [{"path": path, "reason": reason} for path, reason in unreadable]
                       + [{"path": skipped.relpath, "reason": skipped.reason} for skipped in bad]
@@ -67,9 +68,9 @@ def index_status(conn, settings) -> dict:
 def index_progress(conn, settings) -> dict:
     """Whether an indexer is at work on the index now, how far it got when it is (run_progress.py), and when
     the last run ended: a cheap look, for polling while a run goes on."""
-    tables = ManagedTables.of(settings.memories_root)
-    building = indexer_running(conn, tables)
-    meta = read_meta(conn, tables)
+    index = ManagedTables.of(settings.memories_root).on(conn)
+    building = indexer_running(index)
+    meta = read_meta(index)
     return {"building": building, "progress": run_progress.read(meta) if building else None,
             "last_indexed_at": meta.get("last_indexed_at")}
 
@@ -80,8 +81,9 @@ def _relative(path: str, root) -> str:
     return shown_path(path, root)
 
 
-def indexer_running(conn, tables: ManagedTables) -> bool:
+def indexer_running(index: ManagedIndex) -> bool:
     """Whether an indexer holds this index's advisory lock right now (read from pg_locks; taking no lock)."""
+    conn, tables = index.conn, index.tables
     key = lock_key(tables)
     return conn.execute(
         "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
@@ -89,11 +91,12 @@ def indexer_running(conn, tables: ManagedTables) -> bool:
         "WHERE datname = current_database()))", (key >> 32, key & 0xFFFFFFFF)).fetchone()[0]
 
 
-def server_shortfalls(conn, tables: ManagedTables, embedded: int, dimension: int, configured: bool) -> list[str]:
+def server_shortfalls(index: ManagedIndex, embedded: int, dimension: int, configured: bool) -> list[str]:
     """What the PostgreSQL server lacks for an index of this size, each with its consequence and the setting
     that mends it: pgvector without iterative index scans; on a configured server elsewhere (whose memory this
     machine cannot size) maintenance_work_mem below the vector graph and no parallel maintenance workers; and
     a vector index larger than shared_buffers."""
+    conn, tables = index.conn, index.tables
     from .pipeline import HNSW_MIN_CHUNKS
 
     settings = dict(conn.execute(
@@ -121,7 +124,7 @@ def server_shortfalls(conn, tables: ManagedTables, embedded: int, dimension: int
             notes.append("max_parallel_maintenance_workers is 0: the vector index is built on one core; set it "
                          "to the server's cores but one")
     # Every vector graph of the index: the graph of all, and those of each kind of record a large index has.
-    hnsw = index_parts(conn, tables)["vector_graphs"]
+    hnsw = index_parts(index)["vector_graphs"]
     if configured and hnsw and settings["shared_buffers"] < hnsw:
         notes.append(f"shared_buffers is {_mb(settings['shared_buffers'])}, the vector index {_mb(hnsw)}: "
                      "semantic searches read it from the operating system's cache or the disk; set shared_buffers "

@@ -44,7 +44,7 @@ def document(memories, path: str, link_limit: int | None = None) -> Document:
     links: dict[str, str] = {}
     try:
         if link_limit is None or len(body) <= link_limit:
-            for edge in edges(memories.connection, ManagedTables.of(root), source=memories.filename(passage.path)):
+            for edge in edges(ManagedTables.of(root).on(memories.connection), source=memories.filename(passage.path)):
                 if edge.target_file is not None:
                     links.setdefault(edge.target, shown_path(edge.target_file, root))
     except MemorySearchError:

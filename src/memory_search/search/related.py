@@ -10,7 +10,7 @@ from psycopg import sql
 
 from ..directory.records import Record, make_record
 from ..storage.links import counts, edges
-from ..storage.schema import ManagedTables, managed_index
+from ..storage.schema import ManagedIndex, ManagedTables, managed_index
 from .filters import Filters, matches
 
 
@@ -39,16 +39,15 @@ class Related:
 def related(memories, filename: str, top: int = 10, filters: Filters | None = None) -> list[Related]:
     """Linked memories first (both ways, then one way), then by similarity; each passes the filters."""
     filters = filters or Filters()
-    conn = memories.connection
-    tables = ManagedTables.of(memories.root)
+    index = ManagedTables.of(memories.root).on(memories.connection)
     lines: dict[str, list[int]] = {}  # the memories this one links to: the lines of its links
-    for edge in edges(conn, tables, source=filename):
+    for edge in edges(index, source=filename):
         if edge.target_file and edge.target_file != filename:
             lines.setdefault(edge.target_file, []).append(edge.line)
-    linked_from = dict.fromkeys(edge.source for edge in edges(conn, tables, target=filename)
+    linked_from = dict.fromkeys(edge.source for edge in edges(index, target=filename)
                                 if edge.source != filename)  # the memories that link to this one, in order
     linked = list(dict.fromkeys([*lines, *linked_from]))
-    known = indexed_records(conn, tables, linked)
+    known = indexed_records(index, linked)
     entries: dict[str, Related] = {}
     for path in linked:
         record = known.get(path)
@@ -66,8 +65,9 @@ def related(memories, filename: str, top: int = 10, filters: Filters | None = No
     return ordered[:top]
 
 
-def indexed_records(conn, tables: ManagedTables, filenames: list[str] | None = None) -> dict[str, Record]:
+def indexed_records(index: ManagedIndex, filenames: list[str] | None = None) -> dict[str, Record]:
     """The records of indexed files (all readable ones when `filenames` is None), from their first chunk."""
+    conn, tables = index.conn, index.tables
     if not filenames and filenames is not None:
         return {}
     where = sql.SQL("f.error IS NULL") + (sql.SQL(" AND f.filename = ANY(%s)") if filenames is not None
@@ -91,10 +91,11 @@ def indexed_records(conn, tables: ManagedTables, filenames: list[str] | None = N
 def graph(conn, root) -> dict:
     """Nodes (one per indexed memory) and edges (resolved links between two of them), with link counts."""
     tables, _ = managed_index(conn, root)
-    records = indexed_records(conn, tables)
+    index = tables.on(conn)
+    records = indexed_records(index)
     found: list[dict] = []
     degree: Counter[str] = Counter()
-    for edge in edges(conn, tables):
+    for edge in edges(index):
         if edge.target_file in records and edge.source in records and edge.target_file != edge.source:
             found.append({"source": records[edge.source].relpath, "target": records[edge.target_file].relpath,
                           "kind": edge.kind, "line": edge.line})
@@ -104,4 +105,4 @@ def graph(conn, root) -> dict:
               "status": record.status, "project": record.project, "tags": list(record.tags),
               "date": record.date.isoformat() if record.date else None, "degree": degree[filename]}
              for filename, record in records.items()]
-    return {"memories_dir": str(root), "nodes": nodes, "edges": found, "links": counts(conn, tables)}
+    return {"memories_dir": str(root), "nodes": nodes, "edges": found, "links": counts(index)}

@@ -56,7 +56,7 @@ def _indexes(conn) -> list[IndexEntry]:
             if columns_of(conn, tables.meta):
                 found.append(IndexEntry(prefix, "", None, "", 0, 0, None, readable=False))
             continue
-        meta = read_meta(conn, tables)
+        meta = read_meta(tables.on(conn))
         if not meta.get("memories_dir"):
             continue
         files = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE error IS NULL").format(

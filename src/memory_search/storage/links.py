@@ -6,7 +6,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from ..text.links import Edge, Link
-from .schema import ManagedTables
+from .schema import ManagedIndex, ManagedTables
 
 # --- the links table -------------------------------------------------------------------------------
 
@@ -32,17 +32,20 @@ def _names(tables: ManagedTables) -> dict:
                for name in ("links_source", "links_path", "links_name", "files_lower_relpath")}}
 
 
-def create_table(conn, tables: ManagedTables) -> None:
+def create_table(index: ManagedIndex) -> None:
+    conn, tables = index.conn, index.tables
     conn.execute(sql.SQL(_SCHEMA).format(**_names(tables)))
 
 
-def forget_links(conn, tables: ManagedTables, sources: list[str]) -> None:
+def forget_links(index: ManagedIndex, sources: list[str]) -> None:
     """Drop the links of these files; run inside the transaction that replaces their chunks."""
+    conn, tables = index.conn, index.tables
     conn.execute(sql.SQL("DELETE FROM {} WHERE source = ANY(%s)").format(tables.sql("links")), (sources,))
 
 
-def add_links(conn, tables: ManagedTables, links: list[tuple[str, Link]]) -> None:
+def add_links(index: ManagedIndex, links: list[tuple[str, Link]]) -> None:
     """(source file, link) pairs, after forget_links in the same transaction."""
+    conn, tables = index.conn, index.tables
     if links:
         with conn.cursor().copy(sql.SQL("COPY {} (source, kind, line, target, target_path, target_name) FROM STDIN")
                                 .format(tables.sql("links"))) as copy:
@@ -73,13 +76,15 @@ def _resolved(tables: ManagedTables) -> sql.Composed:
     return sql.SQL(_RESOLVED).format(files=tables.sql("files"), links=tables.sql("links"))
 
 
-def exists(conn, tables: ManagedTables) -> bool:
+def exists(index: ManagedIndex) -> bool:
+    conn, tables = index.conn, index.tables
     return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (tables.links,)).fetchone()[0]
 
 
-def edges(conn, tables: ManagedTables, source: str | None = None, target: str | None = None) -> list[Edge]:
+def edges(index: ManagedIndex, source: str | None = None, target: str | None = None) -> list[Edge]:
     """Resolved links, all of them or those from `source` / to `target` (absolute paths), in file order."""
-    if not exists(conn, tables):
+    conn, tables = index.conn, index.tables
+    if not exists(index):
         return []
     clauses, params = [], []
     if source is not None:
@@ -94,9 +99,10 @@ def edges(conn, tables: ManagedTables, source: str | None = None, target: str | 
     return [Edge(*row) for row in conn.execute(query, params).fetchall()]
 
 
-def counts(conn, tables: ManagedTables) -> dict:
+def counts(index: ManagedIndex) -> dict:
     """How many links the index holds, how many resolve, and why the others do not."""
-    if not exists(conn, tables):
+    conn, tables = index.conn, index.tables
+    if not exists(index):
         return {"links": 0, "resolved": 0, "unresolved": 0, "ambiguous": 0, "by_kind": {}}
     rows = conn.execute(sql.SQL(
         "SELECT kind, count(*), count(target_file), count(*) FILTER (WHERE ambiguous) FROM ({}) resolved "

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 import psycopg
 from psycopg import sql
 
-from .schema import ManagedTables
+from .schema import ManagedIndex, ManagedTables
 
 PACK_SIZE = 1024  # entries an array holds
 PACK_FROM_POSTINGS = 1_000_000  # rows (about 15,000 chunks) before an index run packs them
@@ -52,8 +52,9 @@ def in_use(meta: dict) -> bool:
     return int(meta.get("schema_version") or 0) >= 5
 
 
-def create_tables(conn, tables: ManagedTables) -> None:
+def create_tables(index: ManagedIndex) -> None:
     """The packed tables; on an index of schema 5, its dead chunks moved to the table of this one."""
+    conn, tables = index.conn, index.tables
     names = _names(tables)
     conn.execute(sql.SQL(SCHEMA).format(**names))
     legacy = tables.schema5_packed_chunks
@@ -100,13 +101,15 @@ def all_postings(tables: ManagedTables, meta: dict) -> sql.Composed:
         postings=tables.sql("postings"), packed=tables.sql("packed"), dead=dead, chunk_id=CHUNK_ID, tf=TF, dl=DL)
 
 
-def any_packed(conn, tables: ManagedTables) -> bool:
+def any_packed(index: ManagedIndex) -> bool:
+    conn, tables = index.conn, index.tables
     return conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(tables.sql("packed"))).fetchone()[0]
 
 
-def forget_chunks(conn, tables: ManagedTables, packed_terms: Mapping[int, Iterable[str]]) -> None:
+def forget_chunks(index: ManagedIndex, packed_terms: Mapping[int, Iterable[str]]) -> None:
     """Take deleted chunks' packed terms (chunk id -> the terms it holds in packed arrays, not as rows) out of
     the document frequencies, and keep them as dead until the next packing rewrites those terms' arrays."""
+    conn, tables = index.conn, index.tables
     packed_terms = {chunk_id: sorted(terms) for chunk_id, terms in packed_terms.items() if terms}
     if not packed_terms:
         return
@@ -119,9 +122,10 @@ def forget_chunks(conn, tables: ManagedTables, packed_terms: Mapping[int, Iterab
         tables.sql("packed_dead")), list(packed_terms.items()))
 
 
-def due(conn, tables: ManagedTables, chunks: int) -> bool:
+def due(index: ManagedIndex, chunks: int) -> bool:
     """Whether the rows have grown to PACK_FROM_POSTINGS, or deleted packed chunks to DEAD_SHARE of the index's
     `chunks`. The rows are counted by the planner's estimate, which the vacuum at the end of each run keeps close."""
+    conn, tables = index.conn, index.tables
     rows = conn.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = to_regclass(%s)",
                         (tables.postings,)).fetchone()
     if rows and rows[0] >= PACK_FROM_POSTINGS:
@@ -130,10 +134,11 @@ def due(conn, tables: ManagedTables, chunks: int) -> bool:
     return dead > 0 and dead >= DEAD_SHARE * max(chunks, 1)
 
 
-def pack(conn, tables: ManagedTables, say=lambda message: None) -> int:
+def pack(index: ManagedIndex, say=lambda message: None) -> int:
     """Move the rows into the packed arrays and drop the dead chunks' entries, in one transaction (searches
     read the old arrays and rows until it commits). Rewrites the arrays of the terms the rows or the dead
     chunks hold. Returns the postings moved."""
+    conn, tables = index.conn, index.tables
     names = _names(tables)
     # Working tables of the index's own (no temporary tables: a role that may create the index's tables may
     # create these, where a hardened server may refuse it temporary ones), dropped before the commit.

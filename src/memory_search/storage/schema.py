@@ -192,7 +192,7 @@ def describe(conn, name: str, columns: dict[str, str]) -> IndexInfo:
     info = IndexInfo(name, match.group(1), int(match.group(2)))
     if name.endswith("__chunks") and "term_count" in columns:
         tables = ManagedTables(name.removesuffix("__chunks"))
-        meta = read_meta(conn, tables)
+        meta = read_meta(tables.on(conn))
         if meta:
             info.tables, info.meta = tables, meta
     info.has_hnsw = bool(conn.execute(
@@ -206,10 +206,11 @@ PART_OF_TABLE = {"chunks": "records", "postings": "keywords", "packed": "keyword
                  "packed_chunks": "keywords", "terms": "keywords"}
 
 
-def index_parts(conn, tables: ManagedTables) -> dict[str, int]:
+def index_parts(index: ManagedIndex) -> dict[str, int]:
     """Bytes of each part of the index: records (the chunks' text, vectors and fields), vector graphs (every
     HNSW graph), keywords (postings, document frequencies and their b-trees), other (files, links, the
     chunks' other b-trees)."""
+    conn, tables = index.conn, index.tables
     parts = dict.fromkeys(("records", "vector_graphs", "keywords", "other"), 0)
     for table in tables.all + tables.retired:
         part = PART_OF_TABLE.get(table.removeprefix(tables.prefix + "__"), "other")
@@ -221,7 +222,8 @@ def index_parts(conn, tables: ManagedTables) -> dict[str, int]:
     return parts
 
 
-def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
+def read_meta(index: ManagedIndex) -> dict[str, str]:
+    conn, tables = index.conn, index.tables
     if not columns_of(conn, tables.meta):
         return {}
     return dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(tables.sql("meta"))).fetchall())
@@ -230,7 +232,7 @@ def read_meta(conn, tables: ManagedTables) -> dict[str, str]:
 def managed_index(conn, memories_root: Path) -> tuple[ManagedTables, dict[str, str]]:
     """The managed index of `memories_root`: its tables and its meta; IndexMissing when it was never built."""
     tables = ManagedTables.of(memories_root)
-    meta = read_meta(conn, tables)
+    meta = read_meta(tables.on(conn))
     if not meta:
         raise no_index(memories_root)
     return tables, meta

@@ -26,7 +26,7 @@ from . import packing
 from .catalog import share_with_readers
 from .embedding_cache import create_cache
 from .links import add_links, create_table as create_links_table, forget_links
-from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedTables, columns_of
+from .schema import SCHEMA_VERSION, UPGRADABLE_SCHEMAS, ManagedIndex, ManagedTables, columns_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL);
@@ -115,22 +115,23 @@ def vector_type(dimension: int) -> str:
 HALFVEC_MAX_DIMENSION = 4000
 
 
-def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: Path,
+def create_schema(index: ManagedIndex, spec: ModelSpec, memories_root: Path,
                   say=lambda message: None) -> None:
+    conn, tables = index.conn, index.tables
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     # The b-tree by term alone that postings_by_term replaced: it could not read a term's densest chunks first.
     replaced = f"{tables.prefix}__postings_term"
     with conn.transaction():
-        _upgrade(conn, tables, spec)
+        _upgrade(index, spec)
         if conn.execute("SELECT to_regclass(%s)", (replaced,)).fetchone()[0]:
             say("building the keyword index's b-tree by term and count, once (about a minute a million chunks; "
                 "searches go on meanwhile)")
         conn.execute(sql.SQL(_SCHEMA).format(vector=sql.SQL(f"{vector_type(spec.dimension)}({int(spec.dimension)})"),
                                              **_names(tables)))
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(replaced)))
-        packing.create_tables(conn, tables)
+        packing.create_tables(index)
         create_cache(conn)
-        create_links_table(conn, tables)
+        create_links_table(index)
         share_with_readers(conn)  # the read-only roles grant-read named read the new tables too
         meta = {
             "provider": spec.provider, "model": spec.model, "dimension": str(spec.dimension),
@@ -150,10 +151,11 @@ def create_schema(conn, tables: ManagedTables, spec: ModelSpec, memories_root: P
             "ON CONFLICT (key) DO NOTHING").format(meta=tables.sql("meta"), chunks=tables.sql("chunks")))
 
 
-def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
+def _upgrade(index: ManagedIndex, spec: ModelSpec) -> None:
     """Bring an index of an earlier schema to this one in place, its records kept: the nullable embedding and
     context column of keyword-first indexing, and vectors stored as halfvec (schema 4). The vector index is
     dropped for the new type and built again by the end of the run; searches meanwhile scan exactly."""
+    conn, tables = index.conn, index.tables
     columns = columns_of(conn, tables.chunks)
     if not columns:
         return
@@ -163,7 +165,7 @@ def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
     stored = f"{vector_type(spec.dimension)}({int(spec.dimension)})"
     if columns["embedding"] != stored and columns["embedding"] == f"vector({int(spec.dimension)})":
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{tables.prefix}__chunks_hnsw")))
-        drop_kind_graphs(conn, tables)
+        drop_kind_graphs(index)
         conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding TYPE {} USING embedding::{}").format(
             tables.sql("chunks"), sql.SQL(stored), sql.SQL(stored)))
     if columns_of(conn, tables.meta):
@@ -171,13 +173,15 @@ def _upgrade(conn, tables: ManagedTables, spec: ModelSpec) -> None:
             tables.sql("meta")), (SCHEMA_VERSION, list(UPGRADABLE_SCHEMAS)))
 
 
-def drop_schema(conn, tables: ManagedTables) -> None:
+def drop_schema(index: ManagedIndex) -> None:
+    conn, tables = index.conn, index.tables
     with conn.transaction():
         for name in tables.all + tables.retired:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(sql.Identifier(name)))
 
 
-def write_meta(conn, tables: ManagedTables, values: dict[str, str]) -> None:
+def write_meta(index: ManagedIndex, values: dict[str, str]) -> None:
+    conn, tables = index.conn, index.tables
     conn.cursor().executemany(
         sql.SQL("INSERT INTO {} (key, value) VALUES (%s, %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value").format(tables.sql("meta")),
@@ -185,8 +189,9 @@ def write_meta(conn, tables: ManagedTables, values: dict[str, str]) -> None:
     )
 
 
-def indexed_files(conn, tables: ManagedTables) -> dict[str, FileState]:
+def indexed_files(index: ManagedIndex) -> dict[str, FileState]:
     """filename -> FileState of every indexed file (none when the index does not exist yet)."""
+    conn, tables = index.conn, index.tables
     if not columns_of(conn, tables.files):
         return {}
     rows = conn.execute(sql.SQL("SELECT filename, content_hash, size, mtime_ns FROM {}").format(
@@ -204,14 +209,15 @@ class FileRows:
     links: list[Link] = field(default_factory=list)
 
 
-def replace_files(conn, tables: ManagedTables, files: list[FileRows]) -> None:
+def replace_files(index: ManagedIndex, files: list[FileRows]) -> None:
     """Swap files' rows (chunks, postings, links) for new ones in a single transaction, a statement per table
     rather than per file: readers see old or new, never a mix."""
+    conn, tables = index.conn, index.tables
     chunk_table, postings, terms = (tables.sql(name) for name in ("chunks", "postings", "terms"))
     chunk_count = sum(len(item.chunks) for item in files)
     with conn.transaction():
-        _forget_files(conn, tables, [item.record.path for item in files])
-        _count(conn, tables, chunk_count, sum(sum(chunk.terms.values()) for item in files for chunk in item.chunks))
+        _forget_files(index, [item.record.path for item in files])
+        _count(index, chunk_count, sum(sum(chunk.terms.values()) for item in files for chunk in item.chunks))
         conn.cursor().executemany(
             sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, indexed_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s, now()) ON CONFLICT (filename) DO UPDATE SET "
@@ -221,7 +227,7 @@ def replace_files(conn, tables: ManagedTables, files: list[FileRows]) -> None:
             [(item.record.path, item.record.relpath, item.state.content_hash, item.state.size, item.state.mtime_ns,
               len(item.chunks)) for item in files],
         )
-        add_links(conn, tables, [(item.record.path, link) for item in files for link in item.links])
+        add_links(index, [(item.record.path, link) for item in files for link in item.links])
         if not chunk_count:
             return
         ids = iter([row[0] for row in conn.execute(
@@ -253,11 +259,12 @@ def replace_files(conn, tables: ManagedTables, files: list[FileRows]) -> None:
         )
 
 
-def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, size: int, mtime_ns: int,
+def mark_unreadable(index: ManagedIndex, filename: str, relpath: str, size: int, mtime_ns: int,
                     reason: str) -> None:
     """Remember a file that cannot be indexed, dropping what it held, until it changes again."""
+    conn, tables = index.conn, index.tables
     with conn.transaction():
-        _forget_files(conn, tables, [filename])
+        _forget_files(index, [filename])
         conn.execute(
             sql.SQL("INSERT INTO {} (filename, relpath, content_hash, size, mtime_ns, chunk_count, error) "
                     "VALUES (%s, %s, '', %s, %s, 0, %s) ON CONFLICT (filename) DO UPDATE SET "
@@ -268,37 +275,41 @@ def mark_unreadable(conn, tables: ManagedTables, filename: str, relpath: str, si
         )
 
 
-def unreadable_files(conn, tables: ManagedTables) -> list[tuple[str, str]]:
+def unreadable_files(index: ManagedIndex) -> list[tuple[str, str]]:
     """(relpath, reason) of the files the last runs could not index."""
+    conn, tables = index.conn, index.tables
     return conn.execute(sql.SQL("SELECT relpath, error FROM {} WHERE error IS NOT NULL ORDER BY relpath").format(
         tables.sql("files"))).fetchall()
 
 
-def touch_file(conn, tables: ManagedTables, filename: str, size: int, mtime_ns: int) -> None:
+def touch_file(index: ManagedIndex, filename: str, size: int, mtime_ns: int) -> None:
     """Record a new mtime for a file whose content did not change."""
+    conn, tables = index.conn, index.tables
     conn.execute(sql.SQL("UPDATE {} SET size = %s, mtime_ns = %s WHERE filename = %s").format(tables.sql("files")),
                  (size, mtime_ns, filename))
 
 
-def delete_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
+def delete_files(index: ManagedIndex, filenames: list[str]) -> None:
+    conn, tables = index.conn, index.tables
     if not filenames:
         return
     with conn.transaction():
-        _forget_files(conn, tables, filenames)
+        _forget_files(index, filenames)
         conn.execute(sql.SQL("DELETE FROM {} WHERE filename = ANY(%s)").format(tables.sql("files")), (filenames,))
 
 
-def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
+def _forget_files(index: ManagedIndex, filenames: list[str]) -> None:
     """Remove files' chunks, postings and links and take their terms out of the document frequencies."""
+    conn, tables = index.conn, index.tables
     chunks, postings, terms = tables.sql("chunks"), tables.sql("postings"), tables.sql("terms")
-    forget_links(conn, tables, filenames)
+    forget_links(index, filenames)
     rows = conn.execute(sql.SQL("SELECT id, term_count FROM {} WHERE filename = ANY(%s)").format(chunks),
                         (filenames,)).fetchall()
     if not rows:
         return
     ids = [row[0] for row in rows]
-    _count(conn, tables, -len(rows), -sum(row[1] for row in rows))
-    packed_terms = _packed_terms(conn, tables, ids) if packing.any_packed(conn, tables) else {}
+    _count(index, -len(rows), -sum(row[1] for row in rows))
+    packed_terms = _packed_terms(index, ids) if packing.any_packed(index) else {}
     conn.execute(
         sql.SQL("UPDATE {terms} t SET df = t.df - old.n FROM (SELECT term, count(*) AS n FROM {postings} "
                 "WHERE chunk_id = ANY(%s) GROUP BY term) old WHERE t.term = old.term").format(
@@ -306,13 +317,14 @@ def _forget_files(conn, tables: ManagedTables, filenames: list[str]) -> None:
         (ids,),
     )
     conn.execute(sql.SQL("DELETE FROM {} WHERE chunk_id = ANY(%s)").format(postings), (ids,))
-    packing.forget_chunks(conn, tables, packed_terms)
+    packing.forget_chunks(index, packed_terms)
     conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(chunks), (ids,))
 
 
-def _packed_terms(conn, tables: ManagedTables, ids: list[int]) -> dict[int, set[str]]:
+def _packed_terms(index: ManagedIndex, ids: list[int]) -> dict[int, set[str]]:
     """chunk id -> the terms it holds in packed arrays: those of its title and text, tokenized as when it was
     indexed (the index's tokenizer version is this one's), but those it holds as rows."""
+    conn, tables = index.conn, index.tables
     rows = conn.execute(sql.SQL(
         "SELECT c.id, c.title, c.chunk_text, (SELECT array_agg(p.term) FROM {postings} p WHERE p.chunk_id = c.id) "
         "FROM {chunks} c WHERE c.id = ANY(%s)").format(chunks=tables.sql("chunks"), postings=tables.sql("postings")),
@@ -321,57 +333,64 @@ def _packed_terms(conn, tables: ManagedTables, ids: list[int]) -> dict[int, set[
             for chunk_id, title, text, as_rows in rows}
 
 
-def _count(conn, tables: ManagedTables, chunks: int, terms: int) -> None:
+def _count(index: ManagedIndex, chunks: int, terms: int) -> None:
     """Move the chunk and term totals in the same transaction as the rows they count, so a search never
     reads a document frequency above the chunk count."""
+    conn, tables = index.conn, index.tables
     if chunks or terms:
         conn.execute(sql.SQL("UPDATE {} SET value = (value::bigint + CASE key WHEN 'chunks' THEN %s ELSE %s END)::text "
                              "WHERE key IN ('chunks', 'total_terms')").format(tables.sql("meta")), (chunks, terms))
 
 
-def pending_chunks(conn, tables: ManagedTables, limit: int) -> list[tuple[int, str | None, str]]:
+def pending_chunks(index: ManagedIndex, limit: int) -> list[tuple[int, str | None, str]]:
     """(id, context, text) of chunks still without an embedding, newest records first."""
+    conn, tables = index.conn, index.tables
     return conn.execute(sql.SQL(
         "SELECT id, embed_context, chunk_text FROM {} WHERE embedding IS NULL "
         "ORDER BY recorded_on DESC NULLS LAST, recorded_time DESC NULLS LAST, id LIMIT %s").format(
         tables.sql("chunks")), (limit,)).fetchall()
 
 
-def count_embedded(conn, tables: ManagedTables) -> int:
+def count_embedded(index: ManagedIndex) -> int:
+    conn, tables = index.conn, index.tables
     if not columns_of(conn, tables.chunks):
         return 0
     return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NOT NULL").format(
         tables.sql("chunks"))).fetchone()[0]
 
 
-def count_pending(conn, tables: ManagedTables) -> int:
+def count_pending(index: ManagedIndex) -> int:
+    conn, tables = index.conn, index.tables
     return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE embedding IS NULL").format(
         tables.sql("chunks"))).fetchone()[0]
 
 
-def set_embeddings(conn, tables: ManagedTables, vectors: list[tuple[int, str]]) -> None:
+def set_embeddings(index: ManagedIndex, vectors: list[tuple[int, str]]) -> None:
     """Fill in the embeddings of chunks by id, in one transaction."""
+    conn, tables = index.conn, index.tables
     with conn.transaction():
         conn.cursor().executemany(sql.SQL("UPDATE {} SET embedding = %s::vector WHERE id = %s").format(
             tables.sql("chunks")), [(vector, chunk_id) for chunk_id, vector in vectors])
 
 
-def refresh_statistics(conn, tables: ManagedTables) -> dict[str, str]:
+def refresh_statistics(index: ManagedIndex) -> dict[str, str]:
     """Recount chunks and terms exactly and drop terms no chunk holds any more."""
+    conn, tables = index.conn, index.tables
     with conn.transaction():
         conn.execute(sql.SQL("DELETE FROM {} WHERE df <= 0").format(tables.sql("terms")))
         chunks, total, average = conn.execute(sql.SQL(
             "SELECT count(*), coalesce(sum(term_count), 0), coalesce(avg(term_count), 0) FROM {}").format(
             tables.sql("chunks"))).fetchone()
         values = {"chunks": str(chunks), "total_terms": str(total), "average_terms": f"{float(average):.4f}",
-                  "script_means": json.dumps(script_means(conn, tables), separators=(",", ":"))}
-        write_meta(conn, tables, values)
+                  "script_means": json.dumps(script_means(index), separators=(",", ":"))}
+        write_meta(index, values)
     return values
 
 
-def script_means(conn, tables: ManagedTables) -> dict[str, tuple[int, list[float]]]:
+def script_means(index: ManagedIndex) -> dict[str, tuple[int, list[float]]]:
     """"cjk" and "latin" -> (chunk count, mean vector) of the chunks in that script (relevance.is_cjk), for
     the learned fusion's language baseline."""
+    conn, tables = index.conn, index.tables
     rows = conn.execute(sql.SQL(
         "SELECT octet_length(chunk_text) - char_length(chunk_text) >= {share} * 2 * char_length(chunk_text) "
         "AS cjk, count(*), avg(embedding)::text FROM {chunks} WHERE embedding IS NOT NULL GROUP BY cjk").format(
@@ -404,9 +423,10 @@ def swap(conn, building: ManagedTables, live: ManagedTables) -> None:
                                                    sql.Identifier(live.prefix + name[len(building.prefix):])))
 
 
-def vacuum(conn, tables: ManagedTables) -> None:
+def vacuum(index: ManagedIndex) -> None:
     """Mark new rows all-visible (the keyword leg reads postings from the index alone) and refresh
     the planner's statistics; only pages changed since the last run are visited."""
+    conn, tables = index.conn, index.tables
     conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.SQL(", ").join(
         tables.sql(name) for name in ("postings", "packed", "chunks"))))
 
@@ -451,9 +471,10 @@ def hnsw_build_settings(conn, graph_bytes: int) -> dict[str, str]:
     return {"maintenance_work_mem": f"{wanted // 1048576}MB", "max_parallel_maintenance_workers": str(workers)}
 
 
-def ensure_hnsw(conn, tables: ManagedTables, spec: ModelSpec, say=lambda message: None) -> None:
+def ensure_hnsw(index: ManagedIndex, spec: ModelSpec, say=lambda message: None) -> None:
     """Build the HNSW vector index when it is missing or was left invalid by an interrupted build."""
-    _ensure_graph(conn, tables, spec, f"{tables.prefix}__chunks_hnsw", None,
+    tables = index.tables
+    _ensure_graph(index, spec, f"{tables.prefix}__chunks_hnsw", None,
                   lambda: say("building the HNSW vector index (searches keep working meanwhile)"))
 
 
@@ -462,13 +483,14 @@ def kind_graph(tables: ManagedTables, kind: str) -> str:
     return f"{tables.prefix}__chunks_hnsw_{kind}"
 
 
-def ensure_kind_graphs(conn, tables: ManagedTables, spec: ModelSpec, min_chunks: int,
+def ensure_kind_graphs(index: ManagedIndex, spec: ModelSpec, min_chunks: int,
                        say=lambda message: None) -> None:
     """A vector graph of each kind of record (sessions, web pages, minutes, wiki pages) with `min_chunks`
     embedded chunks or more, beside the graph of all: a search kept to one kind walks its own graph, where
     the graph of all would pass every other kind's chunks around the question first (at a million chunks
     the sessions' vector leg 113-129 -> 3-6 ms at p95; references/scale.md). Each costs about what its chunks
     cost in the graph of all."""
+    conn, tables = index.conn, index.tables
     built = {name for (name,) in conn.execute(
         "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
         "WHERE i.indrelid = to_regclass(%s) AND i.indisvalid", (tables.chunks,))}
@@ -479,19 +501,21 @@ def ensure_kind_graphs(conn, tables: ManagedTables, spec: ModelSpec, min_chunks:
                                   "GROUP BY kind").format(tables.sql("chunks")), (missing,)).fetchall()
     for kind, count in sorted(counts):
         if count >= min_chunks:
-            _ensure_graph(conn, tables, spec, kind_graph(tables, kind), kind,
+            _ensure_graph(index, spec, kind_graph(tables, kind), kind,
                           lambda kind=kind: say(f"building the vector index of the {kind} records"))
 
 
-def drop_kind_graphs(conn, tables: ManagedTables) -> None:
+def drop_kind_graphs(index: ManagedIndex) -> None:
     """Drop every kind's graph (the next run builds them again)."""
+    conn, tables = index.conn, index.tables
     for kind in KINDS:
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(kind_graph(tables, kind))))
 
 
-def _ensure_graph(conn, tables: ManagedTables, spec: ModelSpec, name: str, kind: str | None, starting) -> None:
+def _ensure_graph(index: ManagedIndex, spec: ModelSpec, name: str, kind: str | None, starting) -> None:
     """Build one HNSW graph (of the chunks of `kind`, or of all) when it is missing or was left invalid by an
     interrupted build; starting() is called before a build."""
+    conn, tables = index.conn, index.tables
     column_type = re.match(r"\w+", columns_of(conn, tables.chunks)["embedding"])
     assert column_type is not None  # vector(N) or halfvec(N), as create_schema made it
     stored = column_type.group(0)
@@ -525,10 +549,11 @@ def lock_key(tables: ManagedTables) -> int:
 
 
 @contextmanager
-def writing_lock(conn, tables: ManagedTables, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+def writing_lock(index: ManagedIndex, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the index's advisory lock for the block: one writer per index at a time, and writers of other
     indexes never wait for it. When another writer holds it, waiting() (if given) runs first: it says so,
     or raises to give up rather than wait. The lock goes at the end, or with the connection."""
+    conn, tables = index.conn, index.tables
     key = lock_key(tables)
     if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
         if waiting is not None:
