@@ -176,6 +176,7 @@ class Scale:
 
         started = time.perf_counter()
         with self.connect() as conn:
+            index = self.tables.on(conn)
             self._keep_base(conn)
             base, span = conn.execute("SELECT count(*), max(id) FROM scale_base_chunks").fetchone()
             have = conn.execute(self.sql("SELECT count(*) FROM {chunks}")).fetchone()[0]
@@ -186,7 +187,7 @@ class Scale:
                                  f"{have} up, or another --workdir")
             info = find_index(conn, self.settings.memories_root)
             spec = info.spec
-            index_writer.create_schema(self.tables.on(conn), spec, self.settings.memories_root)  # upgraded first
+            index_writer.create_schema(index, spec, self.settings.memories_root)  # upgraded first
             info = find_index(conn, self.settings.memories_root)
             self._drop_indexes(conn)
             mix = "[" + ",".join([str(PARTNER_WEIGHT)] * info.dimension) + "]"
@@ -232,17 +233,17 @@ class Scale:
                 "USING (term) WHERE b.term = t.term"),
                 {"full": full, "part": part})
             chunks, terms = conn.execute(self.sql("SELECT count(*), sum(term_count) FROM {chunks}")).fetchone()
-            index_writer.write_meta(self.tables.on(conn), {"chunks": str(chunks), "total_terms": str(terms)})
+            index_writer.write_meta(index, {"chunks": str(chunks), "total_terms": str(terms)})
             self.say("  making the secondary indexes again, vacuuming")
-            index_writer.create_schema(self.tables.on(conn), spec, self.settings.memories_root)
-            index_writer.vacuum(self.tables.on(conn))
+            index_writer.create_schema(index, spec, self.settings.memories_root)
+            index_writer.vacuum(index)
             conn.execute(self.sql("VACUUM ANALYZE {files}, {terms}"))
             grown = round(time.perf_counter() - started, 1)
             packed = None
-            if packing.due(self.tables.on(conn), chunks):  # as the end of an index run does
+            if packing.due(index, chunks):  # as the end of an index run does
                 started = time.perf_counter()
-                packing.pack(self.tables.on(conn), say=lambda message: self.say("  " + message))
-                index_writer.vacuum(self.tables.on(conn))
+                packing.pack(index, say=lambda message: self.say("  " + message))
+                index_writer.vacuum(index)
                 packed = round(time.perf_counter() - started, 1)
         return {"chunks": chunks, "grow_s": grown, "pack_s": packed}
 
