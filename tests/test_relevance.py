@@ -77,7 +77,9 @@ def test_explain_keeps_the_raw_leg_scores_beside_the_relevance(env, small):
     legs = hit["explain"]
     assert 0.5 < legs["semantic"]["score"] < 1.0  # the cosine similarity
     assert legs["keyword"]["score"] > 1.0  # BM25
-    assert set(legs["relevance"]) == {"fusion"}  # an English note, every query term attainable
+    assert set(legs["relevance"]) == {"lift", "fusion", "baseline"}  # an English note, every term attainable
+    relevance = legs["relevance"]
+    assert relevance["lift"] == pytest.approx(relevance["fusion"] - relevance["baseline"], abs=2e-4)
 
 
 @pytest.mark.slow  # a hundred notes: the size is the point

@@ -5,7 +5,8 @@
 
 1. Builds the development sets (tools/eval/abstention_sets.py): every collection found (examples/memories with
    its hand-written questions, the two cross-lingual sets, package-notes when `make eval-notes` built it,
-   and ../shared/eval's scifact-train, jsquad-dev and jaquad-train), each with its answerable queries
+   ../shared/eval's scifact-train, jsquad-dev and jaquad-train, and examples/eval/ja-dev-notes over
+   ../shared/eval/tech-notes-dev, whose unanswerable questions are of its own topics), each with its answerable queries
    (qrels) and questions of other domains and languages that none of its documents answers.
 2. Indexes each collection as a memories directory under --workdir (kept: a re-run only checks it), runs
    every question through the real search in each mode (ten results, no score floor) and records every
@@ -18,7 +19,9 @@
    unanswerable questions left with nothing at 0.5, the share of answerable ones keeping their relevant
    document, and the calibration, in-sample and leave-one-collection-out (the collection, and its
    questions asked elsewhere, left out of the fit).
-4. With --write, writes the parameters. The hybrid ordering (relevance.fuse) keeps its weights.
+4. With --write, writes the parameters, and as the hybrid baseline's fallback (for an index whose indexer
+   kept no mean vectors) the median baseline of the questions. The hybrid ordering (relevance.fuse) keeps
+   its weights.
 
 Deterministic: fixed samples (--limit per set, seed), Newton's method from zero. Development tooling, not
 installed; needs numpy (a dependency of the local model's wheel)."""
@@ -38,7 +41,7 @@ sys.path.insert(1, str(ROOT / "src"))
 sys.path.insert(1, str(ROOT / "tools" / "eval"))
 
 MODES = ("semantic", "keyword", "hybrid")
-FEATURES = {"semantic": ["cos"], "keyword": ["cov", "bm25n"], "hybrid": ["fusion"]}
+FEATURES = {"semantic": ["cos"], "keyword": ["cov", "bm25n"], "hybrid": ["lift"]}
 BALANCES = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 THRESHOLD = 0.5
 LIMIT = 800  # answerable queries per set at most (jsquad-dev has 4,442)
@@ -65,11 +68,12 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
     from memory_search.storage.database import connect
     from memory_search.storage.schema import find_index
 
+    _record_every_signal()
     settings = Settings.from_env()
     with open(out, "w", encoding="utf-8") as sink:
         for name, folder in sets.items():
             split = {"scifact-train": "train", "jsquad-dev": "dev", "jaquad-train": "train"}.get(name, "test")
-            if name == "package-notes":
+            if name in ("package-notes", "ja-dev-notes"):
                 datasets = [load_dataset(folder, "ja"), load_dataset(folder, "en")]
             else:
                 datasets = [load_dataset(folder, split, limit)]
@@ -96,6 +100,22 @@ def collect(sets: dict[str, Path], unanswerable: dict[str, Path], workdir: Path,
                                       "relevant": bool(qrels and qrels.get(paths[hit.path], 0) > 0)}
                                      for hit in hits]}, ensure_ascii=False) + "\n")
             print(f"{name}: {len(questions)} questions in {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
+def _record_every_signal() -> None:
+    """Have each shown hit carry every numeric signal of its chunk, not only its model's features, so other
+    features can be tried on one collection run."""
+    from memory_search.search import relevance
+
+    judge = relevance.judge
+
+    def every_signal(model, signals):
+        score, shown = judge(model, signals)
+        shown.update({name: value for name, value in signals.items()
+                      if isinstance(value, (int, float)) and not isinstance(value, bool)})
+        return score, shown
+
+    relevance.judge = every_signal
 
 
 def _language(text: str) -> str | None:
@@ -270,7 +290,14 @@ def lenient_cutoff(by_mode: dict[str, list[dict]], report: dict) -> float:
     return cutoff
 
 
-def write(report: dict, balance: float, cutoff: float) -> None:
+def median_baseline(by_mode: dict[str, list[dict]]) -> float:
+    """The median over the hybrid questions of their baseline (relevance.baseline)."""
+    found = sorted(query["hits"][0]["signals"]["baseline"] for query in by_mode["hybrid"]
+                   if query["hits"] and "baseline" in query["hits"][0]["signals"])
+    return round(found[len(found) // 2], 4) if found else 0.0
+
+
+def write(report: dict, balance: float, cutoff: float, fallback: float) -> None:
     data = json.loads(DATA.read_text(encoding="utf-8"))
     data["semantic_cutoff"] = cutoff
     data["about"] = ("fitted by tools/eval/calibrate.py: logistic models of the probability that a hit answers the "
@@ -284,6 +311,7 @@ def write(report: dict, balance: float, cutoff: float) -> None:
     data["keyword"] = entry("keyword")
     model = data["models"]["local:multilingual-e5-small:384"]
     model["semantic"], model["hybrid"] = entry("semantic"), entry("hybrid")
+    model["fusion"]["baseline"] = fallback
     DATA.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -311,6 +339,13 @@ def main() -> None:
         unanswerable = build(args.workdir / "sets", args.eval_dir, args.notes, per_source=150)
         sets = {name: Path(folder) for name, folder in
                 json.loads((args.workdir / "sets" / "sets.json").read_text(encoding="utf-8")).items()}
+        dev_notes = args.workdir / "sets" / "ja-dev-notes"
+        if (args.eval_dir / "tech-notes-dev").is_dir():  # our own Japanese developer notes, both languages
+            import subprocess
+
+            subprocess.run([sys.executable, str(ROOT / "examples" / "eval" / "ja-dev-notes" / "build.py"),
+                            str(dev_notes), "--articles", str(args.eval_dir / "tech-notes-dev")], check=True)
+            sets["ja-dev-notes"], unanswerable["ja-dev-notes"] = dev_notes, dev_notes / "unanswerable.jsonl"
         collect(sets, unanswerable, args.workdir / "indexes", features, args.limit)
     by_mode = load(features)
     if args.balance is not None:
@@ -324,7 +359,7 @@ def main() -> None:
     cutoff = lenient_cutoff(by_mode, report)
     print(f"\nlenient semantic cutoff (no right document lost in any set): {cutoff}")
     if args.write:
-        write(report, balance, cutoff)
+        write(report, balance, cutoff, median_baseline(by_mode))
         print(f"\nwrote {DATA}", file=sys.stderr)
 
 

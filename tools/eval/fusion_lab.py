@@ -72,9 +72,9 @@ def collect(out: Path, names: list[str], limit: int, workdir: Path) -> None:
     seen: dict = {}
     real_fuse = relevance.fuse
 
-    def recording_fuse(signals, query_language, weights, shift=0.0):
+    def recording_fuse(signals, query_language, weights, shift=0.0, base=0.0):
         seen["pool"] = ({chunk_id: dict(signal) for chunk_id, signal in signals.items()}, query_language, shift)
-        return real_fuse(signals, query_language, weights, shift)
+        return real_fuse(signals, query_language, weights, shift, base)
 
     real_collect = Searcher._collect
 

@@ -1,10 +1,10 @@
 """The relevance score: each hit's estimated probability that it answers the query, in [0, 1].
 
 One small logistic model per mode over signals that mean the same in a collection of ten notes and of a
-hundred thousand, each a property of the query and the hit alone: semantic, the cosine similarity; keyword,
-BM25 divided by the query's own ceiling (the BM25 of a chunk holding every query term infinitely often)
-and the share of the query's term weight the hit matched; hybrid, the fused value below. No signal compares
-a hit with the other hits, so no score means "first of what exists". The parameters are data
+hundred thousand, each a property of the query and the hit (the lift also of the index's mean): semantic, the
+cosine similarity; keyword, BM25 divided by the query's own ceiling (the BM25 of a chunk holding every query
+term infinitely often) and the share of the query's term weight the hit matched; hybrid, the lift below. No
+signal compares a hit with the other hits shown, so no score means "first of what exists". The parameters are data
 (data/relevance.json), fitted by tools/eval/calibrate.py on the development sets, for the bundled local model; an
 index built with a model they do not cover keeps the earlier scores in semantic and hybrid search (cosine;
 reciprocal rank fusion, 1.0 = first in both legs). The keyword model holds for every index. In every mode the
@@ -22,6 +22,11 @@ so where the index holds enough Latin and enough CJK text, a hit not written in 
 its cosine raised by the query's mean cosine with the chunks in its script minus its mean cosine with the
 chunks in the hit's (`language_shift`, from the mean vector of each script the indexer keeps): each hit then
 stands against its own script's baseline.
+
+The hybrid score is a logistic model of the lift: the fused value less the query's baseline, its mean cosine with
+the index's chunks in its own script (`baseline`). The fused value orders one search's hits but its level differs
+by language and by how close the question is to everything the index holds; the baseline is the same for every
+hit of a search, so the lift keeps the order and moves where 0.5 falls for each question.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ class Calibration:
     keyword: Logistic
     semantic: Logistic | None
     hybrid: Logistic | None
-    fusion: dict | None  # the hybrid fusion's weights: coverage_cubed, bm25n, unattainable
+    fusion: dict | None  # the hybrid fusion's weights: coverage_cubed, bm25n, unattainable; and baseline's fallback
 
     def model(self, mode: str) -> Logistic | None:
         return getattr(self, mode)
@@ -106,6 +111,8 @@ def judge(model: Logistic, signals: dict) -> tuple[float, dict]:
         shown["cos_imputed"] = True  # the chunk waits for its embedding
     if signals.get("language_shift"):
         shown["language_shift"] = round(signals["language_shift"], 4)
+    if "baseline" in signals:  # the lift is the fused value less the query's mean cosine with the index
+        shown.update(fusion=round(signals["fusion"], 4), baseline=round(signals["baseline"], 4))
     if signals.get("attainable", 1.0) < 1.0:  # the share of the query's term weight its languages can hold
         shown["attainable"] = round(signals["attainable"], 4)
     return model(signals), shown
@@ -130,10 +137,23 @@ def language_shift(vector, query_language: str | None, signals: dict[int, dict],
     return sum(a * (b - c) for a, b, c in zip(vector, means[own][1], means[not own][1]))
 
 
+def baseline(vector, query_language: str | None, means: dict[bool, tuple[int, list[float]]],
+             fallback: float) -> float:
+    """The query's mean cosine with the index's chunks in its own script (in the other script when the index
+    holds none in its own), from the mean vectors the indexer keeps; `fallback` where it kept none."""
+    own = query_language == CJK
+    for script in (own, not own):
+        count, mean = means.get(script, (0, []))
+        if count and mean:
+            return sum(a * b for a, b in zip(vector, mean))
+    return fallback
+
+
 def fuse(signals: dict[int, dict], query_language: str | None, weights: dict,
-         shift: float = 0.0) -> list[tuple[int, float]]:
-    """Chunk ids by their fused value, best first (see the module's text), each signal's "fusion" set to it.
-    signals: as `attainable` left them; query_language: language.main_language's; shift: language_shift's."""
+         shift: float = 0.0, base: float = 0.0) -> list[tuple[int, float]]:
+    """Chunk ids by their fused value, best first (see the module's text), each signal's "fusion" set to it and
+    "lift" to it minus the query's baseline. signals: as `attainable` left them; query_language:
+    language.main_language's; shift: language_shift's; base: baseline's."""
     order = {}
     for chunk_id, signal in signals.items():
         if shift and other_language(signal, query_language):
@@ -143,6 +163,8 @@ def fuse(signals: dict[int, dict], query_language: str | None, weights: dict,
         keyword = (share * weights["coverage_cubed"] * signal["cov"] ** 3 + weights["bm25n"] * signal["bm25n"]
                    + (1 - share) * weights["unattainable"])
         signal["fusion"] = semantic + keyword
+        signal["baseline"] = base
+        signal["lift"] = signal["fusion"] - base
         order[chunk_id] = signal["fusion"]
     return sorted(order.items(), key=lambda item: -item[1])
 

@@ -317,8 +317,10 @@ class Searcher:
             if mode == "hybrid" and model is not None and calibration is not None and calibration.fusion is not None:
                 self._complete_signals(signals, legs, vector, request.query, term_weights)
                 asked = language.main_language(request.query)
-                shift = relevance.language_shift(vector, asked, signals, self.layout.script_means)
-                relevance.fuse(signals, asked, calibration.fusion, shift)
+                means = self.layout.script_means
+                shift = relevance.language_shift(vector, asked, signals, means)
+                base = relevance.baseline(vector, asked, means, calibration.fusion["baseline"])
+                relevance.fuse(signals, asked, calibration.fusion, shift, base)
             elif mode == "hybrid":
                 model = None  # a model relevance.json does not cover: reciprocal rank fusion's scores
             if model is not None:  # one number: the hits are listed in the order of the score they show
