@@ -487,6 +487,10 @@ def evaluate(settings, folder: Path, split: str, modes: list[str], limit_queries
         return report
     finally:
         with connect(settings.with_overrides(memories_dir=str(root)), read_only=False) as conn:
-            drop_schema(ManagedTables.of(Path(str(root)).absolute()).on(conn))
+            tables = ManagedTables.of(Path(str(root)).absolute())
+            if hasattr(tables, "on"):
+                drop_schema(tables.on(conn))
+            else:  # a library before ManagedIndex, measured by eval_all.py --against
+                drop_schema(conn, tables)
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
