@@ -291,13 +291,16 @@ def lenient_cutoff(by_mode: dict[str, list[dict]], report: dict) -> float:
 
 
 def median_baseline(by_mode: dict[str, list[dict]]) -> float:
-    """The median over the hybrid questions of their baseline (relevance.baseline)."""
+    """The median over the hybrid questions of their baseline (relevance.baseline), those that fell back to the
+    current fallback (an index with few chunks in the question's script) left out."""
+    fallback = json.loads(DATA.read_text(encoding="utf-8"))["models"]["local:multilingual-e5-small:384"]["fusion"].get(
+        "baseline")
     found = sorted(query["hits"][0]["signals"]["baseline"] for query in by_mode["hybrid"]
-                   if query["hits"] and "baseline" in query["hits"][0]["signals"])
+                   if query["hits"] and query["hits"][0]["signals"].get("baseline", fallback) != fallback)
     return round(found[len(found) // 2], 4) if found else 0.0
 
 
-def write(report: dict, balance: float, cutoff: float, fallback: float) -> None:
+def write(report: dict, balance: float, cutoff: float, fallback: float, modes: tuple[str, ...] = MODES) -> None:
     data = json.loads(DATA.read_text(encoding="utf-8"))
     data["semantic_cutoff"] = cutoff
     data["about"] = ("fitted by tools/eval/calibrate.py: logistic models of the probability that a hit answers the "
@@ -308,10 +311,14 @@ def write(report: dict, balance: float, cutoff: float, fallback: float) -> None:
         intercept, coef = report[mode]["model"]
         return {"features": FEATURES[mode], "intercept": round(intercept, 6), "coef": [round(c, 6) for c in coef]}
 
-    data["keyword"] = entry("keyword")
     model = data["models"]["local:multilingual-e5-small:384"]
-    model["semantic"], model["hybrid"] = entry("semantic"), entry("hybrid")
-    model["fusion"]["baseline"] = fallback
+    if "keyword" in modes:
+        data["keyword"] = entry("keyword")
+    if "semantic" in modes:
+        model["semantic"] = entry("semantic")
+    if "hybrid" in modes:
+        model["hybrid"] = entry("hybrid")
+        model["fusion"]["baseline"] = fallback
     DATA.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -330,6 +337,8 @@ def main() -> None:
     parser.add_argument("--balance", type=float, help="use this balance instead of choosing it")
     parser.add_argument("--json", dest="json_path", type=Path, help="also write the report as JSON to FILE")
     parser.add_argument("--write", action="store_true", help=f"write the fitted parameters to {DATA.relative_to(ROOT)}")
+    parser.add_argument("--only", choices=MODES, action="append",
+                        help="with --write, write this mode's model only (repeatable; default: every mode)")
     args = parser.parse_args()
     features = args.features or args.workdir / "features.jsonl"
     if args.recollect or not features.is_file():
@@ -359,7 +368,7 @@ def main() -> None:
     cutoff = lenient_cutoff(by_mode, report)
     print(f"\nlenient semantic cutoff (no right document lost in any set): {cutoff}")
     if args.write:
-        write(report, balance, cutoff, median_baseline(by_mode))
+        write(report, balance, cutoff, median_baseline(by_mode), tuple(args.only or MODES))
         print(f"\nwrote {DATA}", file=sys.stderr)
 
 

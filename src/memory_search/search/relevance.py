@@ -139,13 +139,12 @@ def language_shift(vector, query_language: str | None, signals: dict[int, dict],
 
 def baseline(vector, query_language: str | None, means: dict[bool, tuple[int, list[float]]],
              fallback: float) -> float:
-    """The query's mean cosine with the index's chunks in its own script (in the other script when the index
-    holds none in its own), from the mean vectors the indexer keeps; `fallback` where it kept none."""
-    own = query_language == CJK
-    for script in (own, not own):
-        count, mean = means.get(script, (0, []))
-        if count and mean:
-            return sum(a * b for a, b in zip(vector, mean))
+    """The query's mean cosine with the index's chunks in its own script, from the mean vectors the indexer
+    keeps; `fallback` (the development questions' median) where the index holds fewer than MIN_LANGUAGE_CHUNKS
+    of them: a few notes' mean is mostly those notes, and the other script's mean is on another scale."""
+    count, mean = means.get(query_language == CJK, (0, []))
+    if count >= MIN_LANGUAGE_CHUNKS and mean:
+        return sum(a * b for a, b in zip(vector, mean))
     return fallback
 
 
