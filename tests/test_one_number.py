@@ -134,3 +134,38 @@ def test_hits_from_outside_the_window_a_question_names_follow_in_the_order_of_th
             assert [hit["title"] for hit in hits] == ["Team lunch", "Rolled back the payments deploy"], mode
         scores = [hit["score"] for hit in hits]
         assert scores == sorted(scores, reverse=True), (mode, scores)
+
+
+OPS_JA = [("証明書の更新", "社内 CA の証明書は毎年 3 月に更新する。担当は基盤チームで、"
+           "手順は `cert-renew.sh` にまとめた。"),
+          ("ログの保存期間", "アプリのログは 90 日、監査ログは 7 年保存する。期限を過ぎたものは夜間ジョブが消す。"),
+          ("障害の振り返り", "障害の振り返りは発生から 5 営業日以内に書き、金曜の定例で読み合わせる。"),
+          ("依存の更新", "依存ライブラリの更新は Renovate が毎週月曜にまとめてプルリクエストを出す。"),
+          ("権限の申請", "本番 DB の読み取り権限は申請フォームから出し、上長の承認で 24 時間だけ付く。")]
+OPS_EN = [("Certificate renewal", "The internal CA certificate is renewed every March by the platform team; "
+           "the steps are in `cert-renew.sh`."),
+          ("Log retention", "Application logs are kept for 90 days and audit logs for seven years; a nightly job "
+           "deletes what has expired."),
+          ("Postmortems", "A postmortem is written within five business days and read together at the Friday review."),
+          ("Dependency updates", "Renovate opens one pull request with the week's dependency updates every Monday."),
+          ("Access requests", "Read access to the production database is requested through the form and granted "
+           "for 24 hours once a manager approves.")]
+
+
+def test_a_question_on_a_tool_the_notes_never_name_is_left_empty_in_either_language(env, memories):
+    # Operations notes in both languages, enough of each for the index's baselines: a question about a tool the
+    # notes never mention is left empty at 0.5 whether it is asked in Japanese or English, and a question a note
+    # answers keeps that note above 0.5 in both.
+    for i in range(60):
+        title, text = OPS_JA[i % 5]
+        memories.write(f"wiki/ja/ops-{i}.md", f"# {title} ({i})\n\n{text} 第 {i} 版。\n", title=f"{title} {i}")
+        title, text = OPS_EN[i % 5]
+        memories.write(f"wiki/en/ops-{i}.md", f"# {title} ({i})\n\n{text} Revision {i}.\n", title=f"{title} {i}")
+    index(env, memories)
+    for question in ("Kafka のコンシューマーラグが増え続けるときに見るべき指標は?",
+                     "Which metrics should we watch when the Kafka consumer lag keeps growing?"):
+        assert search(env, memories, question, "--min-score", "0.5") == [], question
+    for question, folder in (("社内 CA の証明書は何月に更新する?", "/ja/"),
+                             ("In which month is the internal CA certificate renewed?", "/en/")):
+        (first, *_) = search(env, memories, question)
+        assert folder in first["path"] and first["score"] >= 0.5, (question, first["path"], first["score"])

@@ -198,3 +198,23 @@ def test_an_index_from_before_the_language_baseline_gains_it_at_the_next_run(env
     index(env, small)  # nothing changed in the memories
     with connect(settings, read_only=True) as conn:
         assert "script_means" in read_meta(find_index(conn, settings.memories_root).tables.on(conn))
+
+
+def test_the_hybrid_baseline_is_the_mean_of_the_questions_own_script_or_the_fallback():
+    from memory_search.search import relevance
+
+    vector = [0.6, 0.8]
+    means = {True: (60, [0.5, 0.5]), False: (60, [1.0, 0.0])}  # is CJK -> (chunks, mean vector)
+    assert relevance.baseline(vector, "cjk", means, 0.7) == pytest.approx(0.7)  # 0.6 x 0.5 + 0.8 x 0.5
+    assert relevance.baseline(vector, "latin", means, 0.7) == pytest.approx(0.6)
+    # Too few chunks in the question's script, or none: the fallback, never the other script's mean
+    assert relevance.baseline(vector, "cjk", {True: (49, [0.5, 0.5]), False: (60, [1.0, 0.0])}, 0.75) == 0.75
+    assert relevance.baseline(vector, "latin", {True: (60, [0.5, 0.5])}, 0.75) == 0.75
+    assert relevance.baseline(vector, None, {}, 0.75) == 0.75
+    # One number per search: the lift keeps the fused value's order
+    signals = {1: {"cos": 0.9, "cov": 1.0, "bm25n": 0.5, "attainable": 1.0, "languages": frozenset()},
+               2: {"cos": 0.8, "cov": 0.5, "bm25n": 0.2, "attainable": 1.0, "languages": frozenset()}}
+    weights = {"coverage_cubed": 0.1, "bm25n": 0.1, "unattainable": 0.0}
+    order = relevance.fuse(signals, "latin", weights, 0.0, 0.8)
+    assert [chunk for chunk, _ in order] == [1, 2]
+    assert all(signal["lift"] == pytest.approx(signal["fusion"] - 0.8) for signal in signals.values())
