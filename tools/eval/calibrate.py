@@ -47,6 +47,7 @@ THRESHOLD = 0.5
 LIMIT = 800  # answerable queries per set at most (jsquad-dev has 4,442)
 L2 = 1e-3
 DATA = ROOT / "src" / "memory_search" / "data" / "relevance.json"
+MODEL = "local:multilingual-e5-small:384"  # the bundled model, whose parameters relevance.json holds
 # Collections that share their questions' topics are one group in leave-one-out (the two cross-lingual
 # sets are about the same kinds of notes).
 GROUPS = {"ja-questions-en-notes": "cross-lingual", "en-questions-ja-notes": "cross-lingual"}
@@ -293,8 +294,7 @@ def lenient_cutoff(by_mode: dict[str, list[dict]], report: dict) -> float:
 def median_baseline(by_mode: dict[str, list[dict]]) -> float:
     """The median over the hybrid questions of their baseline (relevance.baseline), those that fell back to the
     current fallback (an index with few chunks in the question's script) left out."""
-    fallback = json.loads(DATA.read_text(encoding="utf-8"))["models"]["local:multilingual-e5-small:384"]["fusion"].get(
-        "baseline")
+    fallback = json.loads(DATA.read_text(encoding="utf-8"))["models"][MODEL]["fusion"].get("baseline")
     found = sorted(query["hits"][0]["signals"]["baseline"] for query in by_mode["hybrid"]
                    if query["hits"] and query["hits"][0]["signals"].get("baseline", fallback) != fallback)
     return round(found[len(found) // 2], 4) if found else 0.0
@@ -311,7 +311,7 @@ def write(report: dict, balance: float, cutoff: float, fallback: float, modes: t
         intercept, coef = report[mode]["model"]
         return {"features": FEATURES[mode], "intercept": round(intercept, 6), "coef": [round(c, 6) for c in coef]}
 
-    model = data["models"]["local:multilingual-e5-small:384"]
+    model = data["models"][MODEL]
     if "keyword" in modes:
         data["keyword"] = entry("keyword")
     if "semantic" in modes:
